@@ -1,0 +1,26 @@
+"""The registry of checks: every way a part can be graded, in one place.
+
+A part names its checks in its problem file; this dict is the only lookup, so a
+reader finds every check here and a problem file cannot reach anything else.
+"""
+
+from __future__ import annotations
+
+from . import attention, choice, equivalent, manual
+from .base import Check, Context, Outcome
+
+REGISTRY: dict[str, Check] = {
+    c.name: c
+    for c in (
+        Check("equivalent", equivalent.check, needs_key=True,
+              doc="the formula equals the key (expansion, random instances, simplify)"),
+        Check("choice", choice.check, needs_key=True, doc="yes/no or one of several options, against the key"),
+        Check("manual", manual.check, doc="free text, scored by a person"),
+        Check("attention_query", attention.check_query,
+              doc="a query (or one per head) whose attention weights tend to a target"),
+        Check("attention_qkv", attention.check_qkv,
+              doc="V, K, Q whose self-attention outputs tend to targets as β grows"),
+    )
+}
+
+__all__ = ["REGISTRY", "Check", "Context", "Outcome"]

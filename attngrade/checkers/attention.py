@@ -1,0 +1,317 @@
+"""Attention constructions checked by what they do, never by matching a key.
+
+`attention_query`: the student gives one query (or one per head) against known keys;
+the weights must tend to the target as the free large constant grows.
+
+`attention_qkv`: the student gives V, K, Q for a self-attention layer over fixed
+inputs; the outputs c_i must tend to their targets as β (and any free constant) grow.
+The inputs live in the span of an orthogonal family u_a.. of norm β, so every vector
+is computed exactly in that family's coordinates (u_x = β e_x) and only the softmax
+is evaluated numerically, at growing scales, in high precision (scores can be β⁶).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Mapping, Sequence
+
+import mpmath
+import numpy as np
+import sympy
+
+from ..mathlang import parse
+from ..mathlang.display import combination, reading
+from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
+from .base import Context, Outcome
+
+QUERY_SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)
+QKV_SCALES = (2, 4, 8, 16, 32, 64)
+TOLERANCE = 1e-2  # relative error of the output at the largest scale
+SATURATED = 0.99  # a weight this large means "attends to"
+
+
+def _converges(errors: Sequence[float]) -> bool:
+    return all(np.isfinite(errors)) and errors[-1] <= TOLERANCE and errors[-1] <= errors[0] + 1e-12
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    shifted = scores - np.max(scores)
+    w = np.exp(shifted)
+    return w / np.sum(w)
+
+
+def _fraction(w: float) -> str:
+    f = Fraction(w).limit_denominator(8)
+    if abs(float(f) - w) < 5e-3:
+        return str(f)
+    return f"{w:.2f}"
+
+
+# -- one query against known keys ------------------------------------------------------
+def _free_scalars(exprs: Sequence[Any], table: Any) -> set[Any]:
+    declared = {s.sympy for s in table.specs.values()}
+    out = set()
+    for e in exprs:
+        out |= {s for s in e.free_symbols if isinstance(s, sympy.Symbol) and s not in declared and not s.is_integer}
+    return out
+
+
+def _label(name: str) -> str:
+    """The value a key name goes with: k_a and mu_a both go with v_a."""
+    return "v_" + name.split("_", 1)[1] if "_" in name else f"v({name})"
+
+
+def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    p = ctx.spec.params
+    n = int(p["n"])
+    positions = {name: int(i) - 1 for name, i in p["positions"].items()}
+    target = np.zeros(n)
+    for name, w in p["target"].items():
+        target[positions[name]] = float(w)
+    table = ctx.part.table
+    rng = np.random.default_rng(ctx.seed)
+    noise = float(p.get("noise", 0.0))
+    keys = np.eye(n) + np.sqrt(noise) * rng.normal(size=(n, n))  # column i is key i
+    values = rng.normal(size=(3, n))  # column i is v_i
+    env = {}
+    for name, i in positions.items():
+        env[table.specs[name].sympy] = np.eye(n)[:, i : i + 1]
+    dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
+    heads = [answers[f] for f in ctx.spec.fields]
+    free = _free_scalars([h.expr for h in heads], table)
+    notes = []
+    weights_by_scale = []
+    for s in QUERY_SCALES:
+        scaled = {**env, **{c: s for c in free}}
+        ws = []
+        for head in heads:
+            try:
+                q = np.asarray(evaluate(head.expr, scaled, dims, NUMERIC), dtype=float).reshape(-1)
+            except (EvaluationError, ValueError) as err:
+                return Outcome(0.0, (f"your query could not be evaluated: {err}",))
+            if not np.all(np.isfinite(q)):
+                return Outcome(0.0, ("your query is not finite when the constant grows",))
+            ws.append(_softmax(keys.T @ q))
+        weights_by_scale.append(np.mean(ws, axis=0))
+    if any(h.shape and h.shape[0] == 1 for h in heads):
+        notes.append("read your row vector as the column vector q")
+    errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in weights_by_scale]
+    final = weights_by_scale[-1]
+    evidence = {"weights": final.round(4).tolist(), "target_weights": target.tolist(), "errors": errors}
+    if _converges(errors):
+        return Outcome(ctx.points, tuple(notes), evidence)
+    names = {i: name for name, i in positions.items()}
+    on_target = [positions[name] for name in p["target"]]
+    described = _describe_weights(final, names)
+    constant = np.allclose(weights_by_scale[0], final, atol=1e-9)
+    others = [w for i, w in enumerate(final) if i not in on_target]
+    right_shape = (
+        np.allclose(final[on_target], final[on_target][0], atol=1e-6)
+        and (not others or min(final[on_target]) > max(others) + 1e-6)
+    )
+    if constant and right_shape and p.get("unscaled_points"):
+        share = float(final[on_target[0]])
+        return Outcome(
+            float(p["unscaled_points"]),
+            (
+                f"your q points the right way but stays small: the weights are {described} "
+                f"(n = {n}), so every other value still leaks into c",
+                f"the weights on {' and '.join(p['target'])} approach "
+                f"{_fraction(float(target[on_target[0]]))} only when q is multiplied by a large constant C "
+                f"(now {share:.2f})",
+            ) + tuple(notes),
+            evidence,
+        )
+    limit = _blend({_label(names.get(i, f"k_{i + 1}")): float(w) for i, w in enumerate(final)})
+    want = _blend({_label(name): float(w) for name, w in p["target"].items()})
+    head_word = "the heads' average weights" if len(heads) > 1 else "the weights"
+    return Outcome(
+        0.0,
+        (f"with your q, {head_word} tend to {described}, so c → {limit}, not {want}",) + tuple(notes),
+        evidence,
+    )
+
+
+def _blend(weights: Mapping[str, float]) -> str:
+    """{"v_a": 0.5, "v_b": 0.5} as "1/2 v_a + 1/2 v_b" (weights under 0.005 left out)."""
+    terms = []
+    for name, w in weights.items():
+        if w <= 5e-3:
+            continue
+        frac = _fraction(w)
+        terms.append(name if frac == "1" else f"{frac} {name}")
+    return " + ".join(terms) or "0"
+
+
+def _describe_weights(w: np.ndarray, names: Mapping[int, str]) -> str:
+    named = [f"{names[i]}: {w[i]:.2f}" for i in sorted(names)]
+    rest = [w[i] for i in range(len(w)) if i not in names]
+    if rest:
+        if np.allclose(rest, rest[0], atol=5e-3):
+            named.append(f"each other key: {rest[0]:.2f}")
+        else:
+            named.append(f"other keys: up to {max(rest):.2f}")
+    return "(" + ", ".join(named) + ")"
+
+
+# -- V, K, Q of a self-attention layer --------------------------------------------------
+class _Coordinates:
+    """Exact coordinates of the part's orthogonal family: u_x = β e_x."""
+
+    def __init__(self, ctx: Context):
+        p = ctx.spec.params
+        self.table = ctx.part.table
+        self.names = list(p["basis"])
+        self.beta = self.table.specs[p["norm"]].sympy
+        k = len(self.names)
+        self.env = {}
+        for i, name in enumerate(self.names):
+            e = sympy.zeros(k, 1)
+            e[i] = self.beta
+            self.env[self.table.specs[name].sympy] = sympy.ImmutableMatrix(e)
+        self.dims = {d: k for spec in self.table.specs.values() for d in (spec.dims or ())
+                     if isinstance(d, sympy.Symbol)}
+
+    def exact(self, expr: Any) -> sympy.ImmutableMatrix:
+        value = evaluate(expr, self.env, self.dims, EXACT)
+        return value.applyfunc(sympy.cancel) if isinstance(value, sympy.MatrixBase) else sympy.cancel(value)
+
+    def parse(self, text: str) -> sympy.ImmutableMatrix:
+        return self.exact(parse(text, self.table).expr)
+
+    def show(self, vector: sympy.MatrixBase) -> str:
+        return combination({name: vector[i] / self.beta for i, name in enumerate(self.names)})
+
+
+def _numeric(expr: Any, subs: Mapping[Any, Any]) -> Any:
+    """High-precision value (mpmath) of an exact sympy scalar at the given scale."""
+    return mpmath.mpf(str(sympy.N(expr.subs(subs), 40))) if expr.free_symbols else mpmath.mpf(str(sympy.N(expr, 40)))
+
+
+def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    p = ctx.spec.params
+    coords = _Coordinates(ctx)
+    fV, fK, fQ = ctx.spec.fields
+    try:
+        V, K, Q = (coords.exact(answers[f].expr) for f in (fV, fK, fQ))
+    except (EvaluationError, ValueError, TypeError, ZeroDivisionError) as err:
+        return Outcome(0.0, (f"your matrices could not be evaluated: {err}",))
+    X = [coords.parse(x) for x in p["inputs"]]
+    v = [(V * x).applyfunc(sympy.cancel) for x in X]
+    k = [(K * x).applyfunc(sympy.cancel) for x in X]
+    q = [(Q * x).applyfunc(sympy.cancel) for x in X]
+    scores = [[sympy.cancel((k[j].T * q[i])[0, 0]) for j in range(len(X))] for i in range(len(X))]
+    targets = {int(i): coords.parse(t) for i, t in p["targets"].items()}
+    growing = {coords.beta} | _free_scalars([answers[f].expr for f in (fV, fK, fQ)], coords.table)
+
+    weights_at: list[list[list[float]]] = []
+    errors: dict[int, list[float]] = {i: [] for i in targets}
+    value_errors: dict[int, list[float]] = {}
+    require = (p.get("partial", {}).get("values") or {}).get("require", {})
+    required_values = {int(j): coords.parse(t) for j, t in require.items()}
+    for j in required_values:
+        value_errors[j] = []
+    mpmath.mp.dps = 40
+    try:
+        for s in QKV_SCALES:
+            subs = {g: s for g in growing}
+            numeric_v = [[_numeric(x, subs) for x in vec] for vec in v]
+            weights = []
+            for i in range(len(X)):
+                row = [_numeric(sc, subs) for sc in scores[i]]
+                top = max(row)
+                ex = [mpmath.exp(r - top) for r in row]
+                total = sum(ex)
+                weights.append([e / total for e in ex])
+            weights_at.append([[float(w) for w in row] for row in weights])
+            for i, t in targets.items():
+                c = [sum(weights[i - 1][j] * numeric_v[j][r] for j in range(len(X))) for r in range(len(t))]
+                tn = [_numeric(x, subs) for x in t]
+                errors[i].append(_rel_error(c, tn))
+            for j, t in required_values.items():
+                tn = [_numeric(x, subs) for x in t]
+                value_errors[j].append(_rel_error(numeric_v[j - 1], tn))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
+        return Outcome(0.0, (f"your matrices do not give finite attention weights as β grows ({err})",))
+
+    final = weights_at[-1]
+    evidence = {
+        "weights": [[round(w, 4) for w in row] for row in final],
+        "queries": [coords.show(x) for x in q],
+        "keys": [coords.show(x) for x in k],
+        "values": [coords.show(x) for x in v],
+        "target_weights": _target_weights(p, len(X)),
+    }
+    if all(_converges(errs) for errs in errors.values()):
+        return Outcome(ctx.points, (), evidence)
+
+    feedback = []
+    attend = {int(i): int(j) for i, j in ((p.get("partial", {}).get("routing") or {}).get("attend") or {}).items()}
+    for i, t in targets.items():
+        if _converges(errors[i]):
+            continue
+        row = final[i - 1]
+        c_limit = _limit_output(row, v, coords)
+        where = _describe_attention(i, row)
+        expected_j = attend.get(i)
+        top = int(np.argmax(row)) + 1
+        if expected_j is not None and row[expected_j - 1] >= SATURATED:
+            feedback.append(
+                f"query {i} attends to x{top} as it should, but with your V, v{top} = {coords.show(v[top - 1])}, "
+                f"so c{i} ≈ {c_limit}, not {coords.show(t)}"
+            )
+        else:
+            feedback.append(
+                f"with your Q and K, q{i} = {coords.show(q[i - 1])}, so {where} and c{i} ≈ {c_limit}, "
+                f"not {coords.show(t)}"
+            )
+    earned = 0.0
+    partial = p.get("partial", {})
+    if "values" in partial:
+        if all(_converges(e) for e in value_errors.values()):
+            earned += float(partial["values"]["points"])
+            shown = " and ".join(f"v{j} = {coords.show(required_values[j])}" for j in sorted(required_values))
+            feedback.append(f"credit for V: it gives {shown} as needed")
+    if "routing" in partial and attend:
+        if all(final[i - 1][j - 1] >= SATURATED for i, j in attend.items()):
+            earned += float(partial["routing"]["points"])
+            shown = " and ".join(f"query {i} to x{j}" for i, j in sorted(attend.items()))
+            feedback.append(f"credit for Q and K: they send {shown} as needed")
+    return Outcome(min(earned, ctx.points), tuple(feedback), evidence)
+
+
+def _rel_error(c: Sequence[Any], t: Sequence[Any]) -> float:
+    diff = mpmath.sqrt(sum((a - b) ** 2 for a, b in zip(c, t)))
+    norm = mpmath.sqrt(sum(b**2 for b in t))
+    if norm == 0:
+        return float(diff)
+    return float(diff / norm)
+
+
+def _target_weights(p: Mapping[str, Any], n: int) -> list[list[float]] | None:
+    attend = ((p.get("partial", {}).get("routing") or {}).get("attend")) or {}
+    if not attend:
+        return None
+    rows = [[0.0] * n for _ in range(n)]
+    for i, j in attend.items():
+        rows[int(i) - 1][int(j) - 1] = 1.0
+    return rows
+
+
+def _describe_attention(i: int, row: Sequence[float]) -> str:
+    top = int(np.argmax(row))
+    if row[top] >= SATURATED:
+        return f"query {i} attends to x{top + 1}"
+    spread = ", ".join(f"x{j + 1} ({w:.2f})" for j, w in enumerate(row) if w > 5e-3)
+    return f"query {i} spreads its attention over {spread}"
+
+
+def _limit_output(row: Sequence[float], v: Sequence[sympy.MatrixBase], coords: _Coordinates) -> str:
+    """c_i in the limit, with the weights rounded to simple fractions."""
+    total = sympy.zeros(v[0].rows, 1)
+    for w, vec in zip(row, v):
+        frac = Fraction(w).limit_denominator(12)
+        if abs(float(frac) - w) > 5e-3:
+            frac = Fraction(round(w, 2)).limit_denominator(100)
+        total += sympy.Rational(frac.numerator, frac.denominator) * vec
+    return coords.show(total)

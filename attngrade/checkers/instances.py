@@ -1,0 +1,59 @@
+"""Random instances of a part's symbols that honour their declared assumptions.
+
+Members of an orthogonal family get orthogonal random vectors of the family's norm;
+positive scalars get positive values; every dimension symbol gets one size, so the
+same instance can evaluate a student's answer and the key side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+import sympy
+
+from ..mathlang import SymbolTable
+
+_SIZES = {"d": 6, "n": 7, "m": 5, "t": 4, "k": 5}
+
+
+def dimension_sizes(table: SymbolTable) -> dict[Any, int]:
+    sizes: dict[Any, int] = {}
+    for spec in table.specs.values():
+        for dim in spec.dims or ():
+            if isinstance(dim, sympy.Symbol) and dim not in sizes:
+                sizes[dim] = _SIZES.get(dim.name, 5)
+    return sizes
+
+
+def random_instance(table: SymbolTable, exprs: Iterable[Any], rng: np.random.Generator) -> tuple[dict, dict]:
+    """(env, dims) for numeric evaluation of `exprs` with the symbols of `table`."""
+    dims = dimension_sizes(table)
+    env: dict[Any, Any] = {}
+    free = set()
+    for expr in exprs:
+        free |= {s for s in expr.free_symbols if isinstance(s, (sympy.Symbol, sympy.MatrixSymbol))}
+    for spec in table.scalars():
+        positive = "positive" in spec.assumptions
+        env[spec.sympy] = float(rng.uniform(0.6, 2.2)) if positive else float(rng.normal())
+    for sym in free:
+        if isinstance(sym, sympy.Symbol) and sym not in env and not sym.is_integer:
+            env[sym] = float(rng.uniform(0.6, 2.2))  # the part's free positive constant
+    families: dict[str, list] = {}
+    for spec in table.specs.values():
+        if spec.kind in ("vector", "matrix") and spec.define is None:
+            if spec.family:
+                families.setdefault(spec.family, []).append(spec)
+            else:
+                rows, cols = (dims.get(x, None) or int(x) for x in spec.dims)
+                env[spec.sympy] = rng.normal(size=(rows, cols))
+    for members in families.values():
+        size = dims.get(members[0].dims[0]) or int(members[0].dims[0])
+        size = max(size, len(members))
+        basis, _ = np.linalg.qr(rng.normal(size=(size, len(members))))
+        for i, spec in enumerate(members):
+            scale = env[table.specs[spec.norm].sympy] if spec.norm else 1.0
+            env[spec.sympy] = scale * basis[:, i : i + 1]
+        if size != (dims.get(members[0].dims[0]) or size):
+            dims[members[0].dims[0]] = size
+    return env, dims

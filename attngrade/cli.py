@@ -1,0 +1,102 @@
+"""`grade`: the command line. It parses options and calls the library; nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import EXIT_OK, EXIT_SUBMISSION_FAILED, EXIT_USAGE, AttngradeError, SubmissionError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="grade",
+        description="Grade transformer and attention homework: math answers by their properties, "
+                    "formulas by equivalence, prediction files by accuracy.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = sub.add_parser("check", help="self-check one submission (no keys needed, none shown)")
+    check.add_argument("path", type=Path, metavar="FILE", help="a YAML answers file or a submission folder")
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    run = sub.add_parser("run", help="grade a batch of submissions and write results, grades and reports")
+    run.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="submission files, folders or class folders")
+    run.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    run.add_argument("--solutions", type=Path, default=Path("solutions"),
+                     help="folder with <homework>/keys.yaml (default: ./solutions)")
+
+    problems = sub.add_parser("problems", help="list homeworks, or the parts of one homework")
+    problems.add_argument("homework", nargs="?", help="a homework id")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "run":
+            return _run(args)
+        return _problems(args)
+    except AttngradeError as err:
+        print(f"grade: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .selfcheck import check
+
+    try:
+        result = check(args.path)
+    except SubmissionError as err:
+        if args.json:
+            print(json.dumps({"student": args.path.stem, "homework": None, "score": 0, "max_score": 0,
+                              "parts": [], "error": str(err)}, indent=2))
+        else:
+            print(f"grade: {err}", file=sys.stderr)
+        return EXIT_SUBMISSION_FAILED
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    from .terminal import print_result
+
+    print_result(result)
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .batch import run
+
+    batch = run(args.paths, args.out, args.solutions)
+    failed = batch.failed
+    print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
+          f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")
+    for result in failed:
+        print(f"  not graded: {result.error}", file=sys.stderr)
+    return EXIT_SUBMISSION_FAILED if failed else EXIT_OK
+
+
+def _problems(args: argparse.Namespace) -> int:
+    from .problems import homework_ids, load_homework
+
+    if not args.homework:
+        for hid in homework_ids():
+            hw = load_homework(hid)
+            print(f"{hid}\t{hw.course}: {hw.title} ({hw.max_score:g} points)")
+        return EXIT_OK
+    hw = load_homework(args.homework)
+    for part in hw.parts:
+        fields = ", ".join(f"{f.name}:{f.expect or f.kind}" for f in part.fields)
+        symbols = ", ".join(part.table.names()) or "-"
+        checks = ", ".join(c.check for c in part.checks)
+        print(f"{part.id}\t{part.points:g} pts\t{checks}\tfields {fields}\tsymbols {symbols}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

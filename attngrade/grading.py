@@ -1,0 +1,226 @@
+"""The grade stage: read each field, run the part's checks, make one Verdict per part.
+
+Both steps are memoized on what was actually read (the canonical form of the
+answer), so a class costs what its distinct answers cost, not its head count.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .checkers import REGISTRY, Context, Outcome
+from .errors import ConfigError
+from .keys import Keys
+from .mathlang import Value
+from .reading import FieldError, describe, read_field
+from .records import Homework, Part, Result, Submission, Verdict
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Stats:
+    reads: int = 0
+    read_hits: int = 0
+    checks: int = 0
+    check_hits: int = 0
+
+
+@dataclass
+class Grader:
+    """Grades submissions of one homework; keeps the memo between them.
+
+    With `keys=None` (a student's self-check) key-based checks are not run: the
+    student learns how the answer was read, never whether it matches the key.
+    """
+
+    homework: Homework
+    keys: Keys | None = None
+    self_check: bool = False
+    solutions: Any = None  # where keys were looked for, for messages
+    stats: Stats = field(default_factory=Stats)
+    _reads: dict = field(default_factory=dict)
+    _outcomes: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for part in self.homework.parts:
+            for spec in part.checks:
+                if spec.check not in REGISTRY:
+                    raise ConfigError(f"part {part.id}: unknown check '{spec.check}'")
+                if REGISTRY[spec.check].needs_key and self.keys is None and not self.self_check:
+                    raise ConfigError(
+                        f"part {part.id} of {self.homework.id} is checked against a key, but there are no keys "
+                        f"at {self.solutions or 'solutions'}/{self.homework.id}/keys.yaml; pass --solutions DIR"
+                    )
+
+    def grade(self, submission: Submission) -> Result:
+        notes = list(submission.notes)
+        known = {p.id for p in self.homework.parts}
+        for pid in submission.answers:
+            if pid not in known:
+                notes.append(f"unknown part '{pid}' was not graded; this homework's parts are: "
+                             + ", ".join(p.id for p in self.homework.parts))
+        verdicts = tuple(self.grade_part(part, submission.answers.get(part.id)) for part in self.homework.parts)
+        return Result(
+            student=submission.student,
+            homework=self.homework.id,
+            score=round(sum(v.score for v in verdicts), 6),
+            max_score=self.homework.max_score,
+            parts=verdicts,
+            notes=tuple(notes),
+            source=str(submission.path),
+        )
+
+    # -- one part ---------------------------------------------------------------------
+    def grade_part(self, part: Part, raw: Any) -> Verdict:
+        if _blank(raw) or raw == {}:
+            return Verdict(part.id, 0.0, part.points, "missing", ("no answer was given",))
+        fields = _split_fields(part, raw)
+        if fields is None:
+            names = ", ".join(f.name for f in part.fields)
+            example = "\n".join(f"  {f.name}: ..." for f in part.fields)
+            return Verdict(part.id, 0.0, part.points, "invalid",
+                           (f"{part.id}: this part has the fields {names}; write them as a mapping:\n"
+                            f"{part.id}:\n{example}",), answers={"": str(raw)[:2000]})
+        if all(_blank(v) for v in fields.values()):
+            return Verdict(part.id, 0.0, part.points, "missing", ("no answer was given",))
+        feedback: list[str] = []
+        readings: dict[str, Any] = {}
+        shown: dict[str, str] = {}
+        answers: dict[str, str] = {}
+        for name, value in fields.items():
+            if value is _UNKNOWN:
+                continue
+            answers[name] = value if isinstance(value, str) else str(value)
+        unknown = [n for n, v in fields.items() if v is _UNKNOWN]
+        invalid = False
+        if unknown:
+            feedback.append(f"{part.id}: unknown field(s) {', '.join(unknown)}; this part's fields are: "
+                            + ", ".join(f.name for f in part.fields))
+        for f in part.fields:
+            value = fields.get(f.name)
+            if _blank(value):
+                continue
+            try:
+                readings[f.name] = self._read(part, f.name, value)
+            except FieldError as err:
+                invalid = True
+                feedback.append(str(err))
+                continue
+            shown[f.name] = describe(readings[f.name])
+            if isinstance(readings[f.name], Value):
+                feedback.extend(readings[f.name].notes)
+        earned, machine_max, pending, unchecked = 0.0, 0.0, False, False
+        evidence: dict[str, Any] = {}
+        for index, spec in enumerate(part.checks):
+            if spec.check != "manual":
+                machine_max += spec.points
+            missing = [n for n in spec.fields if n not in readings]
+            if missing:
+                blank = [n for n in missing if _blank(fields.get(n))]
+                if blank:  # unreadable fields were reported when they were read
+                    feedback.append(f"{', '.join(blank)}: no answer")
+                continue
+            outcome = self._run(part, index, {n: readings[n] for n in spec.fields})
+            earned += outcome.earned
+            feedback.extend(outcome.feedback)
+            evidence.update(outcome.evidence)
+            pending |= outcome.pending
+            unchecked |= outcome.unchecked
+        status = _status(earned, machine_max, invalid, pending, unchecked)
+        return Verdict(part.id, round(earned, 6), part.points, status, tuple(dict.fromkeys(feedback)),
+                       shown, answers, evidence)
+
+    def _read(self, part: Part, name: str, raw: Any) -> Any:
+        memo_key = (part.id, name, type(raw).__name__, raw if isinstance(raw, (str, int, float, bool)) else repr(raw))
+        self.stats.reads += 1
+        if memo_key in self._reads:
+            self.stats.read_hits += 1
+            hit = self._reads[memo_key]
+        else:
+            try:
+                hit = read_field(part, part.field(name), raw)
+            except FieldError as err:
+                hit = err
+            self._reads[memo_key] = hit
+        if isinstance(hit, FieldError):
+            raise hit
+        return hit
+
+    def _run(self, part: Part, index: int, answers: Mapping[str, Any]) -> Outcome:
+        spec = part.checks[index]
+        check = REGISTRY[spec.check]
+        memo_key = (part.id, index, tuple(_canonical(answers[n]) for n in spec.fields))
+        self.stats.checks += 1
+        if memo_key in self._outcomes:
+            self.stats.check_hits += 1
+            return self._outcomes[memo_key]
+        key = None
+        if check.needs_key:
+            if self.keys is None:
+                outcome = Outcome(0.0, ("read; compared with the key when your course staff grades it",),
+                                  unchecked=True)
+                self._outcomes[memo_key] = outcome
+                return outcome
+            key = self.keys.answers.get(part.id)
+            if key is None or any(n not in key for n in spec.fields):
+                raise ConfigError(f"{self.keys.source}: no key for part {part.id} "
+                                  f"(fields {', '.join(spec.fields)})")
+        rubric = self.keys.rubrics.get(part.id) if self.keys else None
+        explain = self.keys.explain.get(part.id, {}) if self.keys else {}
+        ctx = Context(part=part, spec=spec, key=key, explain=explain, rubric=rubric)
+        try:
+            outcome = check.run(answers, ctx)
+        except ConfigError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a checker bug must not sink the class
+            log.exception("check %s failed on part %s", spec.check, part.id)
+            outcome = Outcome(0.0, (f"attngrade could not check this answer ({type(err).__name__}); "
+                                    "course staff will grade it by hand",), pending=True)
+        self._outcomes[memo_key] = outcome
+        return outcome
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "<unknown field>"
+
+
+_UNKNOWN = _Unknown()
+
+
+def _split_fields(part: Part, raw: Any) -> dict[str, Any] | None:
+    """The raw answer as {field: value}; a single-field part may take the value directly.
+
+    Returns None for a multi-field part whose answer is not a mapping.
+    """
+    names = [f.name for f in part.fields]
+    if isinstance(raw, dict):
+        return {str(k): (v if str(k) in names else _UNKNOWN) for k, v in raw.items()}
+    if part.single_field:
+        return {names[0]: raw}
+    return None
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _canonical(reading: Any) -> str:
+    if isinstance(reading, Value):
+        return reading.canonical
+    return f"{type(reading).__name__}:{reading!r}"
+
+
+def _status(earned: float, machine_max: float, invalid: bool, pending: bool, unchecked: bool) -> str:
+    if invalid:
+        return "invalid"
+    if machine_max == 0:
+        return "manual"
+    if unchecked and earned < machine_max:
+        return "unchecked"
+    if earned >= machine_max - 1e-9:
+        return "manual" if pending else "correct"
+    return "incorrect" if earned <= 1e-9 else "partial"

@@ -1,0 +1,63 @@
+"""Instructor keys: `solutions/<homework>/keys.yaml`, read and checked up front.
+
+Keys never ship in the wheel. A key that does not parse is a configuration error
+for the instructor, raised before any student is graded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import ConfigError
+from .reading import FieldError, read_field
+from .records import Homework
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Parsed key readings per part and field, plus explanations and rubrics."""
+
+    homework: str
+    answers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    explain: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    rubrics: Mapping[str, str] = field(default_factory=dict)
+    source: Path | None = None
+
+
+def keys_path(solutions: Path, homework: str) -> Path:
+    return solutions / homework / "keys.yaml"
+
+
+def load_keys(solutions: Path, homework: Homework) -> Keys | None:
+    """The keys of `homework` under `solutions`, or None if there are none."""
+    path = keys_path(solutions, homework.id)
+    if not path.is_file():
+        return None
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({err})") from None
+    if data.get("homework") != homework.id:
+        raise ConfigError(f"{path}: says homework {data.get('homework')!r}, expected {homework.id!r}")
+    answers: dict[str, dict[str, Any]] = {}
+    for pid, raw in (data.get("keys") or {}).items():
+        part = homework.part(str(pid))
+        if part is None:
+            raise ConfigError(f"{path}: key for unknown part {pid!r}")
+        raw = raw if isinstance(raw, dict) else {part.fields[0].name: raw}
+        parsed = {}
+        for name, value in raw.items():
+            try:
+                parsed[name] = read_field(part, part.field(name), value)
+            except KeyError:
+                raise ConfigError(f"{path}: part {pid} has no field {name!r}") from None
+            except FieldError as err:
+                raise ConfigError(f"{path}: the key does not read: {err}") from None
+        answers[str(pid)] = parsed
+    explain = {str(k): {str(f): str(t) for f, t in (v or {}).items()} for k, v in (data.get("explain") or {}).items()}
+    rubrics = {str(k): str(v).strip() for k, v in (data.get("rubrics") or {}).items()}
+    return Keys(homework=homework.id, answers=answers, explain=explain, rubrics=rubrics, source=path)

@@ -1,0 +1,506 @@
+"""The inline builder: lark reduces a rule, this turns it into a typed Node.
+
+Every operation checks kinds and shapes before sympy sees it, so a student gets
+"(d×1)(d×1) cannot be multiplied; did you mean u_c u_d^T?" instead of a ShapeError,
+and every error carries the character span it is about.
+"""
+
+from __future__ import annotations
+
+import math
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+from lark import Token
+from sympy.matrices.expressions.matexpr import MatrixElement
+
+from ..errors import MathError
+from .limits import Limits
+from .nodes import BIGO, FUNCTION, LIST, MATRIX, SCALAR, Node, shape_text
+from .symbols import GREEK_NAMES, SymbolTable, normalize_name
+
+BUILTIN_FUNCTIONS = {
+    "exp": sympy.exp,
+    "log": sympy.log,
+    "ln": sympy.log,
+    "sin": sympy.sin,
+    "cos": sympy.cos,
+    "sqrt": sympy.sqrt,
+}
+
+
+@dataclass
+class BuildContext:
+    """What one parse needs: the table, the source (for messages) and its limits."""
+
+    table: SymbolTable
+    source: str
+    limits: Limits
+    free_name: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start : node.end].strip()
+
+
+CURRENT: ContextVar[BuildContext] = ContextVar("attngrade_build_context")
+
+
+def _span(*items: Any) -> tuple[int, int]:
+    starts, ends = [], []
+    for item in items:
+        if isinstance(item, Token):
+            starts.append(item.start_pos)
+            ends.append(item.end_pos)
+        elif isinstance(item, Node):
+            starts.append(item.start)
+            ends.append(item.end)
+    return min(starts), max(ends)
+
+
+def _is_zero(expr: Any) -> bool:
+    return isinstance(expr, sympy.Expr) and expr.is_zero is True and not isinstance(expr, sympy.MatrixExpr)
+
+
+class Builder:
+    """lark inline transformer: one method per grammar alias."""
+
+    # -- atoms -------------------------------------------------------------------
+    def number(self, children: list) -> Node:
+        (tok,) = children
+        ctx = CURRENT.get()
+        digits = len(tok.value.replace(".", ""))
+        if digits > ctx.limits.max_digits:
+            raise MathError(
+                f"this number has {digits} digits; at most {ctx.limits.max_digits} are allowed",
+                tok.start_pos, tok.end_pos,
+            )
+        return Node(sympy.Rational(tok.value), SCALAR, tok.start_pos, tok.end_pos)
+
+    def name(self, children: list) -> Node:
+        (tok,) = children
+        return self._resolve(tok.value, tok.start_pos, tok.end_pos)
+
+    def exp_name(self, children: list) -> Node:
+        # In an exponent, T means transpose unless the part declares a scalar T.
+        (tok,) = children
+        if tok.value == "T" and CURRENT.get().table.resolve("T") is None:
+            return Node(None, "top", tok.start_pos, tok.end_pos, word="T")
+        return self._resolve(tok.value, tok.start_pos, tok.end_pos)
+
+    def styled_name(self, children: list) -> Node:
+        # \mathbf{u}_a and \boldsymbol{\mu}_{a} read as u_a and mu_a
+        style, _, name, rbrace, *sub = children
+        text = name.value + (sub[0].value if sub else "")
+        end = sub[0].end_pos if sub else rbrace.end_pos
+        return self._resolve(text, style.start_pos, end)
+
+    def func(self, children: list) -> Node:
+        (tok,) = children
+        fname = tok.value.lstrip("\\")
+        return Node(BUILTIN_FUNCTIONS[fname], FUNCTION, tok.start_pos, tok.end_pos, word=fname)
+
+    def top(self, children: list) -> Node:
+        (tok,) = children
+        return Node(None, "top", tok.start_pos, tok.end_pos, word="T")
+
+    def group(self, children: list) -> Node:
+        inner = children[1]
+        start, end = _span(*children)
+        return Node(inner.expr, inner.kind, start, end, inner.shape, None, inner.bracket)
+
+    def bracket_group(self, children: list) -> Node:
+        inner = children[1]
+        start, end = _span(*children)
+        if inner.kind == LIST:
+            # [[a, b]] is a 1×2 row: the outer brackets hold one row.
+            return Node([inner], LIST, start, end, bracket="[")
+        return Node(inner.expr, inner.kind, start, end, inner.shape)
+
+    def bracket_list(self, children: list) -> Node:
+        items = [c for c in children if isinstance(c, Node)]
+        start, end = _span(*children)
+        return Node(items, LIST, start, end)
+
+    def rows(self, children: list) -> list[list[Node]]:
+        return [c for c in children if isinstance(c, list)]
+
+    def row(self, children: list) -> list[Node]:
+        return [c for c in children if isinstance(c, Node)]
+
+    def matrix_env(self, children: list) -> Node:
+        begin, rows, end_tok = children
+        start, end = _span(begin, end_tok)
+        return self._matrix_from_rows(rows, start, end)
+
+    def frac(self, children: list) -> Node:
+        num, den = children[2], children[5]
+        start, end = _span(*children)
+        node = self._divide(num, den)
+        return Node(node.expr, node.kind, start, end, node.shape)
+
+    def sqrt(self, children: list) -> Node:
+        arg = children[2]
+        start, end = _span(*children)
+        self._need_scalar(arg, "\\sqrt")
+        return Node(sympy.sqrt(arg.expr), SCALAR, start, end)
+
+    def norm(self, children: list) -> Node:
+        open_, arg, close, *sub = children
+        start, end = _span(*children)
+        if sub and sub[0].value.strip("_{}") != "2":
+            raise MathError("only the 2-norm is supported here; write \\|x\\| or \\|x\\|_2",
+                            sub[0].start_pos, sub[0].end_pos)
+        arg = self._as_value(arg)
+        if arg.kind == SCALAR:
+            return Node(sympy.Abs(arg.expr), SCALAR, start, end)
+        if not (arg.is_column or arg.is_row):
+            raise MathError(f"a norm needs a vector; this is a {shape_text(arg.shape)} matrix",
+                            arg.start, arg.end)
+        vec = arg.expr if arg.is_column else arg.expr.T
+        return Node(sympy.sqrt(self._inner_expr(vec, vec)), SCALAR, start, end)
+
+    def inner(self, children: list) -> Node:
+        a, b = children[1], children[3]
+        start, end = _span(*children)
+        return self._inner(a, b, start, end)
+
+    def bigo(self, children: list) -> Node:
+        arg = children[2]
+        start, end = _span(*children)
+        self._need_scalar(self._as_value(arg), "O(...)")
+        return Node(arg.expr, BIGO, start, end)
+
+    def bigo_cal(self, children: list) -> Node:
+        name, arg = children[2], children[5]
+        if name.value != "O":
+            raise MathError("only \\mathcal{O}(...) is understood here", name.start_pos, name.end_pos)
+        start, end = _span(*children)
+        self._need_scalar(self._as_value(arg), "O(...)")
+        return Node(arg.expr, BIGO, start, end)
+
+    # -- operators ---------------------------------------------------------------
+    def add(self, children: list) -> Node:
+        a, op, b = children
+        return self._add(a, b, op, sign=1)
+
+    def sub(self, children: list) -> Node:
+        a, op, b = children
+        return self._add(a, b, op, sign=-1)
+
+    def neg(self, children: list) -> Node:
+        op, a = children
+        a = self._as_value(a)
+        self._no_bigo(a)
+        start, end = _span(op, a)
+        return Node(-a.expr, a.kind, start, end, a.shape)
+
+    def pos(self, children: list) -> Node:
+        op, a = children
+        start, end = _span(op, a)
+        return Node(a.expr, a.kind, start, end, a.shape, a.word, a.bracket)
+
+    def mul(self, children: list) -> Node:
+        a, _, b = children
+        return self._multiply(a, b, explicit=True)
+
+    def cdot(self, children: list) -> Node:
+        a, _, b = children
+        a, b = self._as_value(a), self._as_value(b)
+        if a.kind == MATRIX and b.kind == MATRIX and a.shape == b.shape and (a.is_column or a.is_row):
+            start, end = a.spanning(b)
+            return self._inner(a, b, start, end)
+        return self._multiply(a, b, explicit=True)
+
+    def juxt(self, children: list) -> Node:
+        a, b = children
+        return self._multiply(a, b, explicit=False)
+
+    def div(self, children: list) -> Node:
+        a, _, b = children
+        return self._divide(a, b)
+
+    def prime(self, children: list) -> Node:
+        a, tok = children
+        return self._transpose(a, tok.end_pos)
+
+    def call(self, children: list) -> Node:
+        func, *rest = children
+        args = [c for c in rest if isinstance(c, Node)]
+        start, end = _span(*children)
+        if func.kind == FUNCTION:
+            return self._apply(func, args, start, end)
+        if len(args) > 1:
+            raise MathError(
+                f"'{CURRENT.get().text(func)}' is not a function, so it cannot take "
+                f"{len(args)} arguments",
+                func.start, end,
+            )
+        arg = args[0]
+        grouped = Node(arg.expr, arg.kind, rest[0].start_pos, rest[-1].end_pos, arg.shape)
+        return self._multiply(func, grouped, explicit=False)
+
+    def pow(self, children: list) -> Node:
+        base, caret, exp = children
+        ctx = CURRENT.get()
+        start, end = _span(base, exp)
+        base_v = self._as_value(base) if base.kind == LIST else base
+        if exp.kind == "top" or (exp.word == "T" and base_v.kind == MATRIX):
+            return self._transpose(base_v, exp.end)
+        if exp.word == "T" and base_v.kind == SCALAR and ctx.table.resolve("T") is None:
+            return Node(base_v.expr, SCALAR, start, end)  # a scalar's transpose is itself
+        self._no_bigo(base_v)
+        if exp.kind != SCALAR:
+            raise MathError("an exponent must be a number or a scalar", exp.start, exp.end)
+        e = exp.expr
+        if e.is_number:
+            if abs(e) > ctx.limits.max_exponent:
+                raise MathError(
+                    f"the exponent {_short(e)} is too large; exponents are limited to "
+                    f"{ctx.limits.max_exponent} in absolute value",
+                    exp.start, exp.end,
+                )
+        if base_v.kind == FUNCTION:
+            raise MathError("write the power after the argument, e.g. \\sin(x)^2", caret.start_pos)
+        if base_v.kind == MATRIX:
+            return self._matrix_power(base_v, exp, start, end)
+        b = base_v.expr
+        if b.is_number and e.is_number:
+            if _is_zero(b) and e.is_negative:
+                raise MathError("division by zero: 0 to a negative power", start, end)
+            if b != 0 and abs(float(e)) * abs(math.log10(abs(float(sympy.Abs(b))) or 1.0)) > ctx.limits.max_log10:
+                raise MathError("this number is too large to work with", start, end)
+        return Node(sympy.Pow(b, e), SCALAR, start, end)
+
+    # -- helpers -----------------------------------------------------------------
+    def _resolve(self, text: str, start: int, end: int) -> Node:
+        ctx = CURRENT.get()
+        hit = ctx.table.resolve(text)
+        if hit is not None:
+            spec, note = hit
+            if note and note not in ctx.notes:
+                ctx.notes.append(note)
+            if spec.define is not None:
+                return self._defined(spec, start, end)
+            kind = {"scalar": SCALAR, "function": FUNCTION}.get(spec.kind, MATRIX)
+            return Node(spec.sympy, kind, start, end, spec.dims, word=text)
+        word = normalize_name(text)
+        if word in BUILTIN_FUNCTIONS:
+            return Node(BUILTIN_FUNCTIONS[word], FUNCTION, start, end, word=word)
+        # "Mk" is M k when both letters are declared: split plain ASCII runs.
+        if text.isascii() and text.isalpha() and len(text) > 1:
+            parts = [ctx.table.resolve(ch) for ch in text]
+            if all(p is not None and p[0].kind == "scalar" for p in parts):
+                nodes = [Node(p[0].sympy, SCALAR, start + i, start + i + 1, word=text[i])
+                         for i, p in enumerate(parts)]
+                expr = sympy.Mul(*[n.expr for n in nodes])
+                return Node(expr, SCALAR, start, end)
+        if self._may_be_free(word):
+            if ctx.free_name is None or ctx.free_name == word:
+                ctx.free_name = word
+                return Node(sympy.Symbol(word, positive=True), SCALAR, start, end, word=text)
+            raise MathError(
+                f"unknown symbol '{text}': this part allows one free constant and you already "
+                f"used '{ctx.free_name}'; it declares: {', '.join(ctx.table.names())}",
+                start, end,
+            )
+        raise MathError(self._unknown_message(text, ctx), start, end)
+
+    @staticmethod
+    def _defined(spec: Any, start: int, end: int) -> Node:
+        from .parser import parse  # a shorthand is itself text in our language
+
+        ctx = CURRENT.get()
+        table = ctx.table.without(spec.name)  # a definition may not refer to itself
+        value = parse(spec.define, table, limits=ctx.limits)
+        kind = SCALAR if value.kind == SCALAR else MATRIX
+        return Node(value.expr, kind, start, end, value.shape)
+
+    @staticmethod
+    def _may_be_free(word: str) -> bool:
+        ctx = CURRENT.get()
+        if not ctx.table.free_scalar or word in ("T", "O", "e"):
+            return False
+        base, _, sub = word.partition("_")
+        return (len(base) == 1 or base in GREEK_NAMES) and (not sub or len(sub) <= 3)
+
+    @staticmethod
+    def _unknown_message(text: str, ctx: BuildContext) -> str:
+        names = ctx.table.names()
+        hint = ""
+        word = normalize_name(text)
+        close = [n for n in names if n.replace("_", "") == word.replace("_", "")]
+        if close:
+            hint = f" (did you mean {close[0]}?)"
+        declared = ", ".join(names) if names else "no symbols"
+        return f"unknown symbol '{text}'{hint}; this part declares: {declared}"
+
+    def _as_value(self, node: Node) -> Node:
+        """Turn a bracket list into a matrix; reject things that are not values."""
+        if node.kind == LIST:
+            return self._list_to_matrix(node)
+        if node.kind == "top":
+            raise MathError("\\top only makes sense as an exponent, as in u^\\top", node.start, node.end)
+        return node
+
+    def _list_to_matrix(self, node: Node) -> Node:
+        items = node.expr
+        if all(item.kind == LIST for item in items):
+            rows = [item.expr for item in items]
+            if node.bracket == "[" and len(items) == 1:
+                rows = [items[0].expr]
+            return self._matrix_from_rows(rows, node.start, node.end)
+        # A flat list [a, b, c] is a column vector.
+        return self._matrix_from_rows([[item] for item in items], node.start, node.end)
+
+    def _matrix_from_rows(self, rows: list[list[Node]], start: int, end: int) -> Node:
+        ctx = CURRENT.get()
+        widths = {len(r) for r in rows}
+        if len(widths) != 1:
+            raise MathError(f"the rows of this matrix have different lengths ({', '.join(map(str, sorted(widths)))})",
+                            start, end)
+        if len(rows) * len(rows[0]) > ctx.limits.max_matrix_entries:
+            raise MathError(f"this matrix is too large (at most {ctx.limits.max_matrix_entries} entries)",
+                            start, end)
+        entries = []
+        for r in rows:
+            out = []
+            for item in r:
+                item = self._as_value(item)
+                if item.kind != SCALAR:
+                    raise MathError("a matrix entry must be a scalar", item.start, item.end)
+                out.append(item.expr)
+            entries.append(out)
+        matrix = sympy.ImmutableMatrix(entries)
+        return Node(matrix, MATRIX, start, end, (sympy.Integer(matrix.rows), sympy.Integer(matrix.cols)))
+
+    def _need_scalar(self, node: Node, where: str) -> None:
+        if node.kind != SCALAR:
+            what = "a function" if node.kind == FUNCTION else f"a {shape_text(node.shape)} matrix" if node.kind == MATRIX else node.kind
+            raise MathError(f"{where} needs a scalar; this is {what}", node.start, node.end)
+
+    def _no_bigo(self, *nodes: Node) -> None:
+        for node in nodes:
+            if node.kind == BIGO:
+                raise MathError("O(...) must be the whole answer, e.g. O(M^2 k)", node.start, node.end)
+            if node.kind == FUNCTION:
+                raise MathError(f"'{CURRENT.get().text(node)}' is a function; give it an argument in parentheses",
+                                node.start, node.end)
+
+    def _add(self, a: Node, b: Node, op: Token, sign: int) -> Node:
+        a, b = self._as_value(a), self._as_value(b)
+        self._no_bigo(a, b)
+        start, end = a.spanning(b)
+        if a.kind != b.kind:
+            mat, sca = (a, b) if a.kind == MATRIX else (b, a)
+            raise MathError(
+                f"cannot add a scalar and a {shape_text(mat.shape)} matrix"
+                + ("; for a multiple of the identity write c I" if mat.shape[0] == mat.shape[1] else ""),
+                op.start_pos, op.end_pos,
+            )
+        if a.kind == MATRIX and a.shape != b.shape:
+            raise MathError(
+                f"cannot add a {shape_text(a.shape)} and a {shape_text(b.shape)} matrix",
+                op.start_pos, op.end_pos,
+            )
+        expr = a.expr + b.expr if sign > 0 else a.expr - b.expr
+        return Node(expr, a.kind, start, end, a.shape)
+
+    def _multiply(self, a: Node, b: Node, *, explicit: bool) -> Node:
+        ctx = CURRENT.get()
+        if a.kind == FUNCTION and not explicit:
+            return self._apply(a, [b], a.start, b.end)
+        a, b = self._as_value(a), self._as_value(b)
+        self._no_bigo(a, b)
+        start, end = a.spanning(b)
+        if a.kind == SCALAR or b.kind == SCALAR:
+            kind = MATRIX if MATRIX in (a.kind, b.kind) else SCALAR
+            shape = a.shape if a.kind == MATRIX else b.shape
+            return Node(a.expr * b.expr, kind, start, end, shape)
+        if a.shape[1] != b.shape[0]:
+            message = f"({shape_text(a.shape)})({shape_text(b.shape)}) cannot be multiplied"
+            if a.is_column and b.is_column:
+                message += f"; did you mean {ctx.text(a)} {ctx.text(b)}^T?"
+            else:
+                message += f": {a.shape[1]} columns against {b.shape[0]} rows"
+            raise MathError(message, b.start, b.end)
+        product = a.expr * b.expr
+        shape = (a.shape[0], b.shape[1])
+        if shape == (1, 1):
+            return Node(_entry(product), SCALAR, start, end)
+        return Node(product, MATRIX, start, end, shape)
+
+    def _divide(self, a: Node, b: Node) -> Node:
+        a, b = self._as_value(a), self._as_value(b)
+        self._no_bigo(a, b)
+        start, end = a.spanning(b)
+        if b.kind != SCALAR:
+            raise MathError(f"cannot divide by a {shape_text(b.shape)} matrix", b.start, b.end)
+        if _is_zero(b.expr):
+            raise MathError("division by zero", b.start, b.end)
+        return Node(a.expr * sympy.Pow(b.expr, -1), a.kind, start, end, a.shape)
+
+    def _transpose(self, a: Node, end: int) -> Node:
+        a = self._as_value(a)
+        self._no_bigo(a)
+        if a.kind == SCALAR:
+            return Node(a.expr, SCALAR, a.start, end)
+        return Node(a.expr.T, MATRIX, a.start, end, (a.shape[1], a.shape[0]))
+
+    def _matrix_power(self, base: Node, exp: Node, start: int, end: int) -> Node:
+        if base.shape[0] != base.shape[1]:
+            hint = "; for a squared norm write \\|u\\|^2 or u^T u" if base.is_column else ""
+            raise MathError(f"a {shape_text(base.shape)} matrix cannot be raised to a power{hint}",
+                            base.start, exp.end)
+        e = exp.expr
+        if not (e.is_integer and e.is_number):
+            raise MathError("a matrix power needs a whole-number exponent", exp.start, exp.end)
+        return Node(sympy.MatPow(base.expr, e), MATRIX, start, end, base.shape)
+
+    def _inner_expr(self, a: Any, b: Any) -> Any:
+        return _entry(a.T * b)
+
+    def _inner(self, a: Node, b: Node, start: int, end: int) -> Node:
+        a, b = self._as_value(a), self._as_value(b)
+        for v in (a, b):
+            if not (v.kind == MATRIX and (v.is_column or v.is_row)):
+                raise MathError("an inner product needs two vectors", v.start, v.end)
+        va = a.expr if a.is_column else a.expr.T
+        vb = b.expr if b.is_column else b.expr.T
+        if va.shape != vb.shape:
+            raise MathError(f"cannot take the inner product of vectors of lengths {va.shape[0]} and {vb.shape[0]}",
+                            start, end)
+        return Node(self._inner_expr(va, vb), SCALAR, start, end)
+
+    def _apply(self, func: Node, args: list[Node], start: int, end: int) -> Node:
+        ctx = CURRENT.get()
+        args = [self._as_value(a) for a in args]
+        if func.word in BUILTIN_FUNCTIONS or func.expr in BUILTIN_FUNCTIONS.values():
+            if len(args) != 1:
+                raise MathError(f"{func.word} takes one argument", start, end)
+            self._need_scalar(args[0], func.word or "this function")
+            arg = args[0].expr
+            if func.expr is sympy.log and _is_zero(arg):
+                raise MathError("log(0) is undefined", args[0].start, args[0].end)
+            return Node(func.expr(arg), SCALAR, start, end)
+        hit = ctx.table.resolve(func.word or "")
+        spec = hit[0] if hit else None
+        if spec is None:
+            raise MathError("unknown function", func.start, func.end)
+        if len(args) != spec.arity:
+            raise MathError(f"{spec.name} takes {spec.arity} argument(s); you gave {len(args)}", start, end)
+        return Node(spec.sympy(*[a.expr for a in args]), SCALAR, start, end)
+
+
+def _entry(product: Any) -> Any:
+    """The scalar in a 1×1 product, kept as `(x^T y)[0,0]` rather than expanded to a Sum."""
+    if isinstance(product, sympy.MatrixBase):
+        return product[0, 0]
+    return MatrixElement(product, 0, 0)
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:10]}...({len(text)} digits)"

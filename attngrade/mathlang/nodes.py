@@ -1,0 +1,65 @@
+"""Typed values the parser builds: a sympy object plus its kind, shape and source span."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+SCALAR = "scalar"
+MATRIX = "matrix"
+FUNCTION = "function"
+LIST = "list"
+BIGO = "bigO"
+
+
+@dataclass(frozen=True)
+class Node:
+    """An intermediate value while building; `start`/`end` index the source text."""
+
+    expr: Any
+    kind: str
+    start: int
+    end: int
+    shape: tuple[sympy.Expr, sympy.Expr] | None = None
+    word: str | None = None  # the raw text of a bare name (to read `^T` as a transpose)
+    bracket: str | None = None  # "[" for a bracketed group of a list (a matrix row)
+
+    def spanning(self, other: "Node") -> tuple[int, int]:
+        return min(self.start, other.start), max(self.end, other.end)
+
+    @property
+    def is_column(self) -> bool:
+        return self.kind == MATRIX and self.shape[1] == 1 and self.shape[0] != 1
+
+    @property
+    def is_row(self) -> bool:
+        return self.kind == MATRIX and self.shape[0] == 1 and self.shape[1] != 1
+
+
+@dataclass(frozen=True)
+class Value:
+    """A parsed answer: what the checks receive.
+
+    `expr` is a sympy scalar expression, a sympy matrix expression, or (for `O(...)`)
+    the scalar inside the O. `notes` are lenient readings the student should hear about.
+    """
+
+    expr: Any
+    kind: str
+    text: str
+    shape: tuple[sympy.Expr, sympy.Expr] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def canonical(self) -> str:
+        """A stable key for memoizing: equal for answers that were read the same."""
+        return f"{self.kind}:{sympy.srepr(self.expr)}"
+
+    def shape_text(self) -> str:
+        return shape_text(self.shape) if self.shape else "scalar"
+
+
+def shape_text(shape: tuple[Any, Any]) -> str:
+    return f"{shape[0]}\u00d7{shape[1]}"

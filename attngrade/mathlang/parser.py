@@ -1,0 +1,147 @@
+"""Read one answer string into a typed sympy Value, with no eval anywhere.
+
+The text goes through three bounded steps: a scan (length, nesting, norm bars), an
+LALR parse whose reductions build sympy objects through `Builder`, and a final
+check of the result's kind. Every failure is a MathError that points at a column.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.resources import files
+
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..errors import MathError
+from .builder import CURRENT, BuildContext, Builder
+from .limits import DEFAULT_LIMITS, Limits
+from .nodes import BIGO, FUNCTION, LIST, SCALAR, Value
+from .symbols import SymbolTable
+
+_BUILDER = Builder()
+_PARSER = Lark(
+    files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8"),
+    parser="lalr",
+    lexer="contextual",
+    transformer=_BUILDER,
+    maybe_placeholders=False,
+)
+
+# Norm bars, longest spelling first; \lVert/\rVert and \left\|/\right\| know their side.
+_BARS = re.compile(r"\\left\\\||\\right\\\||\\lVert|\\rVert|\\\||\|\||\u2016")
+OPEN_MARK, CLOSE_MARK = "\ue000", "\ue001"
+_OPENERS = re.compile(r"\\left\(|\\left\[|\\begin\{[a-zA-Z]*\}|[(\[{\ue000]|\\langle|\u27e8")
+_CLOSERS = re.compile(r"\\right\)|\\right\]|\\end\{[a-zA-Z]*\}|[)\]}\ue001]|\\rangle|\u27e9")
+_CLOSING_TOKENS = {"RPAR": ")", "RBRACE": "}", "RBRACK": "]", "RIGHT_RPAR": "\\right)",
+                   "RIGHT_RBRACK": "\\right]", "RANGLE": "\\rangle", "MAT_END": "\\end{...}"}
+
+
+def _mark_norms(text: str) -> str:
+    """Replace norm bars by same-length open/close marks (columns stay the same)."""
+    out, last, opened = [], 0, False
+    for m in _BARS.finditer(text):
+        bar = m.group()
+        if bar.startswith("\\lVert") or bar.startswith("\\left"):
+            mark = OPEN_MARK
+        elif bar.startswith("\\rVert") or bar.startswith("\\right"):
+            mark = CLOSE_MARK
+        else:
+            mark = CLOSE_MARK if opened else OPEN_MARK
+        opened = mark == OPEN_MARK
+        out.append(text[last : m.start()])
+        out.append(mark + " " * (len(bar) - 1))
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _scan(text: str, limits: Limits) -> None:
+    """Reject text whose size alone would make parsing or sympy expensive."""
+    if len(text) > limits.max_length:
+        raise MathError(
+            f"the answer is {len(text)} characters long; at most {limits.max_length} are read",
+            limits.max_length, limits.max_length + 1,
+        )
+    if not text.strip():
+        raise MathError("the answer is empty", 0)
+    if "\x00" in text:
+        raise MathError("the answer contains a NUL character", text.index("\x00"))
+    depth = 0
+    events = sorted(
+        [(m.start(), m.end(), 1) for m in _OPENERS.finditer(text)]
+        + [(m.start(), m.end(), -1) for m in _CLOSERS.finditer(text)]
+    )
+    for start, end, step in events:
+        depth += step
+        if depth > limits.max_depth:
+            raise MathError(f"brackets are nested more than {limits.max_depth} deep", start, end)
+    powers = text.count("^")
+    if powers > limits.max_powers:
+        raise MathError(f"the answer has {powers} powers; at most {limits.max_powers} are allowed",
+                        text.index("^"))
+
+
+def _explain(err: UnexpectedInput, text: str) -> MathError:
+    if isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream]
+        shown = {OPEN_MARK: "\\|", CLOSE_MARK: "\\|"}.get(ch, ch)
+        if ch == "\\":
+            cmd = re.match(r"\\[A-Za-z]*", text[err.pos_in_stream :]).group()
+            return MathError(f"'{cmd}' is not understood here", err.pos_in_stream,
+                             err.pos_in_stream + max(1, len(cmd)))
+        if not ch.isprintable():
+            return MathError(f"unexpected control character U+{ord(ch):04X}", err.pos_in_stream)
+        return MathError(f"unexpected character '{shown}'", err.pos_in_stream)
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END":
+        tok = err.token
+        value = {OPEN_MARK: "\\|", CLOSE_MARK: "\\|"}.get(tok.value[:1], tok.value)
+        if tok.type in _CLOSING_TOKENS:
+            return MathError(f"unmatched '{value}'", tok.start_pos, tok.end_pos)
+        return MathError(f"'{value}' cannot appear here", tok.start_pos, tok.end_pos)
+    # The end came too soon: something was left open or an operand is missing.
+    end = len(text.rstrip())
+    opened = _unclosed(text)
+    if opened is not None:
+        pos, what = opened
+        return MathError(f"'{what}' is never closed", pos, pos + len(what))
+    return MathError("the answer ends too early: an operand is missing", max(0, end - 1), end)
+
+
+def _unclosed(text: str) -> tuple[int, str] | None:
+    stack: list[tuple[int, str]] = []
+    events = sorted(
+        [(m.start(), 1, m.group()) for m in _OPENERS.finditer(text)]
+        + [(m.start(), -1, m.group()) for m in _CLOSERS.finditer(text)]
+    )
+    for pos, step, what in events:
+        if step > 0:
+            stack.append((pos, "\\|" if what == OPEN_MARK else what))
+        elif stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> Value:
+    """Parse `text` with the names of `table` into a Value, or raise MathError."""
+    if not isinstance(text, str):
+        raise MathError(f"expected math text, got {type(text).__name__}", 0)
+    _scan(text, limits)
+    prepared = _mark_norms(text)
+    ctx = BuildContext(table=table, source=text, limits=limits)
+    token = CURRENT.set(ctx)
+    try:
+        node = _PARSER.parse(prepared)
+        node = _BUILDER._as_value(node) if node.kind == LIST else node
+        if node.kind == FUNCTION:
+            raise MathError(f"'{ctx.text(node)}' is a function; give it an argument", node.start, node.end)
+        if node.kind == "top":
+            raise MathError("\\top only makes sense as an exponent", node.start, node.end)
+    except UnexpectedInput as err:
+        raise _explain(err, prepared) from None
+    except RecursionError:
+        raise MathError("the answer is nested too deeply to read", 0, len(text)) from None
+    finally:
+        CURRENT.reset(token)
+    kind = node.kind if node.kind in (SCALAR, BIGO) else "matrix"
+    return Value(expr=node.expr, kind=kind, text=text, shape=node.shape, notes=tuple(ctx.notes))

@@ -1,0 +1,167 @@
+"""Per-part symbol tables: the whitelist of names an answer may use.
+
+A table maps every spelling a student may use (`\\beta`, `beta`, `β`; `u_{a}`, `u_a`)
+to one canonical symbol with a kind and a shape. Nothing outside the table is ever
+turned into a sympy object, except the one free "large constant" a part may allow.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping
+
+import sympy
+
+from ..errors import ConfigError
+
+KINDS = ("scalar", "vector", "matrix", "identity", "function")
+
+# Greek letters may be typed as LaTeX commands, ASCII words or Unicode characters.
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon",
+    "ζ": "zeta", "η": "eta", "θ": "theta", "κ": "kappa", "λ": "lambda",
+    "μ": "mu", "µ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho",
+    "σ": "sigma", "τ": "tau", "φ": "phi", "ϕ": "phi", "χ": "chi", "ψ": "psi",
+    "ω": "omega", "Σ": "Sigma", "Ω": "Omega", "Φ": "Phi", "Θ": "Theta",
+    "Λ": "Lambda", "Γ": "Gamma", "Δ": "Delta", "Π": "Pi", "Ψ": "Psi",
+}
+GREEK_NAMES = frozenset(_GREEK.values()) | {"varphi", "varepsilon", "hat"}
+
+_NAME = re.compile(r"^(\\?[^\W\d_]+)(?:_\{?(\\?[0-9A-Za-z]+)\}?)?$")
+
+
+def normalize_name(text: str) -> str:
+    """One spelling per name: `\\mu_{a}`, `mu_a`, `μ_a` all become `mu_a`."""
+    m = _NAME.match(text.strip())
+    if not m:
+        return text.strip()
+    base, sub = m.group(1), m.group(2)
+    base = base.lstrip("\\")
+    base = "".join(_GREEK.get(ch, ch) for ch in base) if not base.isascii() else base
+    if base == "varphi":
+        base = "phi"
+    if sub:
+        sub = sub.lstrip("\\")
+        return f"{base}_{sub}"
+    return base
+
+
+def _dim(value: Any) -> sympy.Expr:
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    return sympy.Symbol(str(value), integer=True, positive=True)
+
+
+@dataclass(frozen=True)
+class SymbolSpec:
+    """One declared name. `shape` is (rows, cols) for vectors and matrices."""
+
+    name: str
+    kind: str = "scalar"
+    shape: tuple[Any, Any] | None = None
+    aliases: tuple[str, ...] = ()
+    assumptions: frozenset[str] = frozenset()
+    family: str | None = None  # an orthogonal family, e.g. the u's of one part
+    norm: str | None = None  # the scalar that is the norm of every family member
+    note: str | None = None  # said when this symbol was typed by an alias
+    alias_note: Mapping[str, str] = field(default_factory=dict)
+    define: str | None = None  # a shorthand, e.g. x_1 reads as `u_d + u_b`
+    arity: int = 1  # functions only
+    result: str = "scalar"  # functions only
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"symbol {self.name}: kind must be one of {', '.join(KINDS)}")
+        if self.kind in ("vector", "matrix", "identity") and self.shape is None:
+            raise ConfigError(f"symbol {self.name}: a {self.kind} needs a shape")
+
+    @cached_property
+    def dims(self) -> tuple[sympy.Expr, sympy.Expr] | None:
+        if self.shape is None:
+            return None
+        return (_dim(self.shape[0]), _dim(self.shape[1]))
+
+    @cached_property
+    def sympy(self) -> Any:
+        """The sympy object this name reads as (built once per table)."""
+        if self.kind == "scalar":
+            kwargs = {a: True for a in self.assumptions if a in ("positive", "integer", "real")}
+            if not kwargs:
+                kwargs = {"real": True}
+            return sympy.Symbol(self.name, **kwargs)
+        if self.kind == "identity":
+            return sympy.Identity(self.dims[0])
+        if self.kind == "function":
+            return sympy.Function(self.name)
+        return sympy.MatrixSymbol(self.name, *self.dims)
+
+
+class SymbolTable:
+    """The names one answer field may use, resolved from any accepted spelling."""
+
+    def __init__(self, specs: list[SymbolSpec], *, free_scalar: bool = False):
+        self.specs: dict[str, SymbolSpec] = {}
+        self._lookup: dict[str, tuple[str, str | None]] = {}
+        self.free_scalar = free_scalar
+        for spec in specs:
+            if spec.name in self.specs:
+                raise ConfigError(f"symbol {spec.name} is declared twice")
+            self.specs[spec.name] = spec
+            self._lookup[normalize_name(spec.name)] = (spec.name, None)
+        for spec in specs:
+            for alias in spec.aliases:
+                note = spec.alias_note.get(alias) or spec.note
+                self._lookup.setdefault(normalize_name(alias), (spec.name, note))
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any] | None, *, free_scalar: bool = False) -> "SymbolTable":
+        """Build from the `symbols:` mapping of a problem file."""
+        specs = []
+        for name, raw in (data or {}).items():
+            raw = dict(raw or {})
+            kind = raw.pop("kind", "scalar")
+            shape = raw.pop("shape", None)
+            if kind == "vector" and shape is None:
+                shape = ("d", 1)
+            specs.append(
+                SymbolSpec(
+                    name=str(name),
+                    kind=kind,
+                    shape=tuple(shape) if shape is not None else None,
+                    aliases=tuple(str(a) for a in raw.pop("aliases", ())),
+                    assumptions=frozenset(raw.pop("assumptions", ())),
+                    family=raw.pop("family", None),
+                    norm=raw.pop("norm", None),
+                    note=raw.pop("note", None),
+                    define=raw.pop("define", None),
+                    arity=int(raw.pop("arity", 1)),
+                    result=raw.pop("result", "scalar"),
+                )
+            )
+            if raw:
+                raise ConfigError(f"symbol {name}: unknown keys {sorted(raw)}")
+        return cls(specs, free_scalar=free_scalar)
+
+    def resolve(self, text: str) -> tuple[SymbolSpec, str | None] | None:
+        """The spec a spelling names, and a note if it was a lenient alias."""
+        hit = self._lookup.get(normalize_name(text))
+        if hit is None:
+            return None
+        name, note = hit
+        return self.specs[name], note
+
+    def names(self) -> list[str]:
+        """Declared names, for 'this part declares: ...' messages."""
+        return list(self.specs)
+
+    def without(self, name: str) -> "SymbolTable":
+        """The same table minus one name (used to expand shorthands safely)."""
+        return SymbolTable([s for s in self.specs.values() if s.name != name], free_scalar=False)
+
+    def by_family(self, family: str) -> list[SymbolSpec]:
+        return [s for s in self.specs.values() if s.family == family]
+
+    def scalars(self) -> list[SymbolSpec]:
+        return [s for s in self.specs.values() if s.kind == "scalar"]

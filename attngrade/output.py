@@ -1,0 +1,77 @@
+"""The write stage: results.json, grades.csv and reports, each written atomically."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from .records import Homework, Result
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: never a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def folder_names(results: Iterable[Result]) -> list[str]:
+    """A safe, unique folder name per result (student ids are untrusted text)."""
+    seen: dict[str, int] = {}
+    names = []
+    for result in results:
+        base = _UNSAFE.sub("_", result.student).strip("._") or "student"
+        base = base[:80]
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        names.append(base if count == 0 else f"{base}-{count + 1}")
+    return names
+
+
+def results_json(results: list[Result]) -> str:
+    return json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False) + "\n"
+
+
+def grades_csv(results: list[Result], homeworks: dict[str, Homework]) -> str:
+    """One row per student: id, one column per part, total (parts of every homework seen)."""
+    columns: list[str] = []
+    for result in results:
+        hw = homeworks.get(result.homework or "")
+        for part in hw.parts if hw else ():
+            if part.id not in columns:
+                columns.append(part.id)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["student", "homework", *columns, "total", "max_score", "error"])
+    for result in results:
+        scores = {v.part: v.score for v in result.parts}
+        writer.writerow([
+            _cell(result.student), result.homework or "",
+            *[_number(scores[c]) if c in scores else "" for c in columns],
+            _number(result.score), _number(result.max_score), _cell(result.error or ""),
+        ])
+    return buffer.getvalue()
+
+
+def _number(x: float) -> str:
+    return f"{x:g}"
+
+
+def _cell(text: str) -> str:
+    # A cell starting with = + - @ is run as a formula by spreadsheets: defuse it.
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -1,0 +1,108 @@
+"""The problem bank: homeworks and problems as data files, loaded into records.
+
+Problems live in `library/` and can be reused by several homeworks (`homeworks/`).
+Loading reads YAML with the safe loader and validates every key; it never runs code.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any, Mapping
+
+import yaml
+
+from ..errors import ConfigError
+from ..mathlang import SymbolTable
+from ..records import FIELD_KINDS, CheckSpec, Field, Homework, Part, Problem
+
+SCHEMA = 1
+_ROOT = files(__package__)
+
+
+def _read(kind: str, name: str) -> dict[str, Any]:
+    path = _ROOT.joinpath(kind, f"{name}.yaml")
+    if not path.is_file():
+        raise ConfigError(f"no {kind[:-1] if kind.endswith('s') else kind} named '{name}' in the bank")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ConfigError(f"{kind}/{name}.yaml: expected a mapping with 'schema: {SCHEMA}'")
+    return data
+
+
+def homework_ids() -> list[str]:
+    return sorted(p.name[:-5] for p in _ROOT.joinpath("homeworks").iterdir() if p.name.endswith(".yaml"))
+
+
+@lru_cache(maxsize=None)
+def load_homework(homework_id: str) -> Homework:
+    """The homework with this id, with its problems loaded."""
+    if homework_id not in homework_ids():
+        known = ", ".join(homework_ids())
+        raise ConfigError(f"unknown homework '{homework_id}'; the bank has: {known}")
+    data = _read("homeworks", homework_id)
+    problems = []
+    for entry in data.get("problems", []):
+        ref = entry if isinstance(entry, str) else entry.get("id")
+        overrides = {} if isinstance(entry, str) else dict(entry.get("points", {}))
+        problems.append(load_problem(ref, tuple(sorted(overrides.items()))))
+    return Homework(
+        id=data["id"], title=data.get("title", ""), course=data.get("course", ""), problems=tuple(problems)
+    )
+
+
+@lru_cache(maxsize=None)
+def load_problem(problem_id: str, points: tuple[tuple[str, float], ...] = ()) -> Problem:
+    data = _read("library", problem_id)
+    where = f"library/{problem_id}.yaml"
+    sets = data.get("symbol_sets", {})
+    overrides = dict(points)
+    parts = tuple(_part(raw, sets, overrides, problem_id, where) for raw in data.get("parts", []))
+    ids = [p.id for p in parts]
+    if len(ids) != len(set(ids)):
+        raise ConfigError(f"{where}: part ids repeat")
+    return Problem(
+        id=data["id"], title=data.get("title", ""), source=data.get("source", ""),
+        intro=data.get("intro", ""), parts=parts,
+    )
+
+
+def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[str, float],
+          problem_id: str, where: str) -> Part:
+    pid = str(raw["id"])
+    where = f"{where}, part {pid}"
+    symbols = raw.get("symbols")
+    if isinstance(symbols, str):
+        if symbols not in sets:
+            raise ConfigError(f"{where}: no symbol set '{symbols}'")
+        symbols = sets[symbols]
+    table = SymbolTable.from_data(symbols, free_scalar=bool(raw.get("free_scalar", False)))
+    fields = tuple(_field(name, spec or {}, where) for name, spec in (raw.get("fields") or {}).items())
+    names = {f.name for f in fields}
+    checks = []
+    for c in raw.get("checks", []):
+        unknown = set(c.get("fields", [])) - names
+        if unknown:
+            raise ConfigError(f"{where}: check {c.get('check')} names unknown fields {sorted(unknown)}")
+        checks.append(CheckSpec(check=c["check"], fields=tuple(c["fields"]), points=float(c["points"]),
+                                params=c.get("params", {})))
+    points = float(raw["points"])
+    total = sum(c.points for c in checks)
+    if abs(total - points) > 1e-9:
+        raise ConfigError(f"{where}: checks add up to {total} points, the part says {points}")
+    if pid in overrides:
+        scale = float(overrides[pid]) / points if points else 0.0
+        checks = [CheckSpec(c.check, c.fields, c.points * scale, c.params) for c in checks]
+        points = float(overrides[pid])
+    return Part(id=pid, points=points, statement=str(raw.get("statement", "")).strip(), fields=fields,
+                checks=tuple(checks), table=table, problem=problem_id)
+
+
+def _field(name: str, spec: Mapping[str, Any], where: str) -> Field:
+    kind = spec.get("kind", "math")
+    if kind not in FIELD_KINDS:
+        raise ConfigError(f"{where}: field {name} has unknown kind '{kind}'")
+    options = {str(k): tuple(str(s) for s in (v or ())) for k, v in (spec.get("options") or {}).items()}
+    shape = spec.get("shape")
+    return Field(name=str(name), kind=kind, expect=spec.get("expect"),
+                 shape=tuple(shape) if shape else None, options=options)

@@ -1,0 +1,154 @@
+"""The core records: Homework, Problem, Part, Field, Submission, Verdict, Result.
+
+All frozen: a loaded homework is shared by every submission of a batch, and a Verdict
+is memoized across students, so nothing may change one after it is made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .mathlang import SymbolTable
+
+STATUSES = ("correct", "partial", "incorrect", "invalid", "missing", "manual", "unchecked")
+FIELD_KINDS = ("math", "bool", "choice", "text", "number", "file")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One answer slot of a part, e.g. the Q of 1e.ii."""
+
+    name: str
+    kind: str
+    expect: str | None = None  # math only: scalar | vector | matrix | bigO
+    shape: tuple[Any, Any] | None = None  # math only: the required (rows, cols)
+    options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # choice only
+    max_length: int = 20_000  # text only
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One registered check applied to some fields of a part, worth some points."""
+
+    check: str
+    fields: tuple[str, ...]
+    points: float
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Part:
+    id: str
+    points: float
+    statement: str
+    fields: tuple[Field, ...]
+    checks: tuple[CheckSpec, ...]
+    table: SymbolTable
+    problem: str = ""
+
+    @property
+    def single_field(self) -> bool:
+        return len(self.fields) == 1
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    title: str
+    source: str
+    intro: str
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class Homework:
+    id: str
+    title: str
+    course: str
+    problems: tuple[Problem, ...]
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return tuple(p for problem in self.problems for p in problem.parts)
+
+    def part(self, part_id: str) -> Part | None:
+        for p in self.parts:
+            if p.id == part_id:
+                return p
+        return None
+
+    @property
+    def max_score(self) -> float:
+        return sum(p.points for p in self.parts)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One student's answers as loaded: raw text per part and field, nothing parsed."""
+
+    student: str
+    homework: str
+    answers: Mapping[str, Mapping[str, Any]]
+    path: Path
+    folder: Path | None = None  # where files named by parts are looked up
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grade of one part, with what a student needs to understand it."""
+
+    part: str
+    score: float
+    max_score: float
+    status: str
+    feedback: tuple[str, ...] = ()
+    readings: Mapping[str, str] = field(default_factory=dict)  # field -> how it was read
+    answers: Mapping[str, str] = field(default_factory=dict)  # field -> what was written
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.part,
+            "score": self.score,
+            "max_score": self.max_score,
+            "status": self.status,
+            "feedback": list(self.feedback),
+            "readings": dict(self.readings),
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    """One submission's grade: the JSON contract's object."""
+
+    student: str
+    homework: str | None
+    score: float
+    max_score: float
+    parts: tuple[Verdict, ...] = ()
+    error: str | None = None  # the submission could not be graded at all
+    notes: tuple[str, ...] = ()
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "student": self.student,
+            "homework": self.homework,
+            "score": self.score,
+            "max_score": self.max_score,
+            "parts": [v.to_json() for v in self.parts],
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out

@@ -1,0 +1,25 @@
+"""`grade check`: a student's self-check of one submission, with no keys anywhere.
+
+Property-checked parts get their real verdict; key-checked parts only say how the
+answer was read. Nothing here opens `solutions/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import ConfigError, SubmissionError
+from .grading import Grader
+from .problems import load_homework
+from .records import Result
+from .submissions import load_submission
+
+
+def check(path: Path) -> Result:
+    """Self-check one submission file or folder."""
+    submission = load_submission(path)
+    try:
+        homework = load_homework(submission.homework)
+    except ConfigError as err:
+        raise SubmissionError(str(err), path=str(submission.path)) from None
+    return Grader(homework, keys=None, self_check=True).grade(submission)
