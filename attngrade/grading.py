@@ -7,6 +7,7 @@ answer), so a class costs what its distinct answers cost, not its head count.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -14,7 +15,7 @@ from .checkers import REGISTRY, Context, Outcome
 from .errors import ConfigError
 from .keys import Keys
 from .mathlang import Value
-from .reading import FieldError, describe, read_field
+from .reading import FieldError, FileReading, describe, read_field
 from .records import Homework, Part, Result, Submission, Verdict
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ class Grader:
     keys: Keys | None = None
     self_check: bool = False
     solutions: Any = None  # where keys were looked for, for messages
+    gold: dict = field(default_factory=dict)  # NAME -> Path of instructor gold files
     stats: Stats = field(default_factory=Stats)
     _reads: dict = field(default_factory=dict)
     _outcomes: dict = field(default_factory=dict)
@@ -62,7 +64,8 @@ class Grader:
             if pid not in known:
                 notes.append(f"unknown part '{pid}' was not graded; this homework's parts are: "
                              + ", ".join(p.id for p in self.homework.parts))
-        verdicts = tuple(self.grade_part(part, submission.answers.get(part.id)) for part in self.homework.parts)
+        verdicts = tuple(self.grade_part(part, submission.answers.get(part.id), submission.folder)
+                         for part in self.homework.parts)
         return Result(
             student=submission.student,
             homework=self.homework.id,
@@ -74,7 +77,8 @@ class Grader:
         )
 
     # -- one part ---------------------------------------------------------------------
-    def grade_part(self, part: Part, raw: Any) -> Verdict:
+    def grade_part(self, part: Part, raw: Any, folder: Path | None = None) -> Verdict:
+        raw = _with_files(part, raw, folder)
         if _blank(raw) or raw == {}:
             return Verdict(part.id, 0.0, part.points, "missing", ("no answer was given",))
         fields = _split_fields(part, raw)
@@ -104,7 +108,7 @@ class Grader:
             if _blank(value):
                 continue
             try:
-                readings[f.name] = self._read(part, f.name, value)
+                readings[f.name] = self._read(part, f.name, value, folder)
             except FieldError as err:
                 invalid = True
                 feedback.append(str(err))
@@ -133,7 +137,9 @@ class Grader:
         return Verdict(part.id, round(earned, 6), part.points, status, tuple(dict.fromkeys(feedback)),
                        shown, answers, evidence)
 
-    def _read(self, part: Part, name: str, raw: Any) -> Any:
+    def _read(self, part: Part, name: str, raw: Any, folder: Path | None = None) -> Any:
+        if part.field(name).kind == "file":
+            return read_field(part, part.field(name), raw, folder)  # content differs per student
         memo_key = (part.id, name, type(raw).__name__, raw if isinstance(raw, (str, int, float, bool)) else repr(raw))
         self.stats.reads += 1
         if memo_key in self._reads:
@@ -170,7 +176,7 @@ class Grader:
                                   f"(fields {', '.join(spec.fields)})")
         rubric = self.keys.rubrics.get(part.id) if self.keys else None
         explain = self.keys.explain.get(part.id, {}) if self.keys else {}
-        ctx = Context(part=part, spec=spec, key=key, explain=explain, rubric=rubric)
+        ctx = Context(part=part, spec=spec, key=key, explain=explain, rubric=rubric, gold=self.gold)
         try:
             outcome = check.run(answers, ctx)
         except ConfigError:
@@ -204,6 +210,26 @@ def _split_fields(part: Part, raw: Any) -> dict[str, Any] | None:
     return None
 
 
+def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
+    """Add the part's files that sit in the submission folder to its answer mapping."""
+    files = [f for f in part.fields if f.kind == "file" and f.filename]
+    if not files or folder is None:
+        return raw
+    present = {f.name: f.filename for f in files if (folder / f.filename).exists() or (folder / f.filename).is_symlink()}
+    if not present:
+        return raw
+    if raw is None:
+        return present
+    if not isinstance(raw, dict):
+        if part.single_field:
+            return raw
+        others = [f for f in part.fields if f.kind != "file"]
+        raw = {others[0].name: raw} if len(others) == 1 else raw
+        if not isinstance(raw, dict):
+            return raw
+    return {**present, **raw}
+
+
 def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -211,6 +237,8 @@ def _blank(value: Any) -> bool:
 def _canonical(reading: Any) -> str:
     if isinstance(reading, Value):
         return reading.canonical
+    if isinstance(reading, FileReading):
+        return f"file:{reading.name}:{reading.sha256}"
     return f"{type(reading).__name__}:{reading!r}"
 
 

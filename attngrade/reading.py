@@ -6,6 +6,11 @@ the same as a wrong answer. Its message names the part, the field and the column
 
 from __future__ import annotations
 
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import sympy
@@ -29,9 +34,12 @@ class FieldError(Exception):
         self.field = field
 
 
-def read_field(part: Part, field: Field, raw: Any) -> Any:
-    """The typed value of one field's raw answer."""
-    reader = {"math": _read_math, "bool": _read_bool, "choice": _read_choice, "text": _read_text}.get(field.kind)
+def read_field(part: Part, field: Field, raw: Any, folder: Path | None = None) -> Any:
+    """The typed value of one field's raw answer (files are looked up in `folder`)."""
+    if field.kind == "file":
+        return read_file(part, field, raw, folder)
+    reader = {"math": _read_math, "bool": _read_bool, "choice": _read_choice, "text": _read_text,
+              "number": read_number}.get(field.kind)
     if reader is None:
         raise FieldError(part.id, field.name, f"fields of kind '{field.kind}' are not graded yet")
     return reader(part, field, raw)
@@ -133,3 +141,90 @@ def _yaml_kind(raw: Any) -> str:
 def _clip(raw: Any, size: int = 40) -> str:
     text = str(raw)
     return text if len(text) <= size else text[:size] + "..."
+
+
+# -- numbers and files ---------------------------------------------------------------
+_NUMBER = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?)\s*(%)?\s*$")
+_RATIO = re.compile(r"^\s*(\d{1,12})\s*/\s*(\d{1,12})\s*$")
+
+
+@dataclass(frozen=True)
+class NumberReading:
+    """A number as written. `fractions()` lists what it may mean on a percent field."""
+
+    value: float
+    text: str
+    percent_sign: bool = False
+    ratio: bool = False
+
+    def fractions(self) -> tuple[float, ...]:
+        """Candidate values as a fraction of 1: "5%" is 0.05; a bare 5 may be 5% or 500%."""
+        if self.percent_sign:
+            return (self.value / 100,)
+        if self.ratio:
+            return (self.value,)
+        return (self.value / 100, self.value) if self.value > 1 else (self.value, self.value / 100)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class FileReading:
+    """A file from the submission folder: its name, its text and its content hash."""
+
+    name: str
+    text: str
+    sha256: str
+
+    def __str__(self) -> str:
+        lines = self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
+        return f"{self.name} ({lines} lines)"
+
+
+def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
+    if isinstance(raw, bool):
+        raise FieldError(part.id, field.name, "expected a number, got a yes/no value")
+    if isinstance(raw, (int, float)):
+        raw = repr(raw)
+    if not isinstance(raw, str) or len(raw) > 64:
+        raise FieldError(part.id, field.name, f"expected a number such as 5, 5% or 0.05; got {_clip(raw)!r}")
+    ratio = _RATIO.match(raw)
+    if ratio:
+        num, den = int(ratio.group(1)), int(ratio.group(2))
+        if den == 0:
+            raise FieldError(part.id, field.name, f"{raw.strip()!r} divides by zero")
+        return NumberReading(num / den, raw.strip(), ratio=True)
+    m = _NUMBER.match(raw)
+    if not m:
+        raise FieldError(part.id, field.name, f"expected a number such as 5, 5% or 0.05; got {_clip(raw)!r}")
+    value = float(m.group(1))
+    if not math.isfinite(value) or abs(value) > 1e12:
+        raise FieldError(part.id, field.name, f"{raw.strip()!r} is not a usable number")
+    return NumberReading(value, raw.strip(), percent_sign=bool(m.group(2)))
+
+
+def read_file(part: Part, field: Field, raw: Any, folder: Path | None) -> FileReading:
+    """A regular file inside the submission folder, by name; never a link, never outside it."""
+    name = raw if isinstance(raw, str) and raw.strip() else field.filename
+    if folder is None:
+        raise FieldError(part.id, field.name, f"needs the file {name}: submit a folder holding your answers "
+                                              "file and this file")
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
+        raise FieldError(part.id, field.name, f"{_clip(name)!r} is not a plain file name in your folder")
+    path = folder / name
+    if path.is_symlink():
+        raise FieldError(part.id, field.name, f"{name} is a link; submit the file itself")
+    if not path.is_file():
+        raise FieldError(part.id, field.name, f"{name} is not in your submission folder")
+    size = path.stat().st_size
+    if size > field.max_bytes:
+        raise FieldError(part.id, field.name, f"{name} is {size} bytes; at most {field.max_bytes} are read")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise FieldError(part.id, field.name, f"{name}: byte {err.start} is not UTF-8 text") from None
+    if "\x00" in text:
+        raise FieldError(part.id, field.name, f"{name} contains NUL bytes; it is not a text file")
+    return FileReading(name=name, text=text, sha256=hashlib.sha256(data).hexdigest())

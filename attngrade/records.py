@@ -26,6 +26,9 @@ class Field:
     shape: tuple[Any, Any] | None = None  # math only: the required (rows, cols)
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # choice only
     max_length: int = 20_000  # text only
+    percent: bool = False  # number only: 5, 5%, 0.05 and 25/500 may all mean five percent
+    filename: str | None = None  # file only: the file's name in the submission folder
+    max_bytes: int = 10_000_000  # file only
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ class Context:
     key: Mapping[str, Any] | None = None  # readings of the key for this check's fields
     explain: Mapping[str, str] = field(default_factory=dict)  # field -> why the key is right
     rubric: str | None = None
+    gold: Mapping[str, Any] = field(default_factory=dict)  # instructor gold files, NAME -> Path
 
     @property
     def points(self) -> float:

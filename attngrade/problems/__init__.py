@@ -105,4 +105,5 @@ def _field(name: str, spec: Mapping[str, Any], where: str) -> Field:
     options = {str(k): tuple(str(s) for s in (v or ())) for k, v in (spec.get("options") or {}).items()}
     shape = spec.get("shape")
     return Field(name=str(name), kind=kind, expect=spec.get("expect"),
-                 shape=tuple(shape) if shape else None, options=options)
+                 shape=tuple(shape) if shape else None, options=options,
+                 percent=bool(spec.get("percent", False)), filename=spec.get("filename"))
