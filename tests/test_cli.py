@@ -1,0 +1,136 @@
+"""`grade` as a user runs it: a real process, real files, exit codes and outputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attngrade.cli import main
+
+
+def grade(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "attngrade", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def test_help_lists_the_commands():
+    out = grade("--help")
+    assert out.returncode == 0
+    for command in ("check", "run", "problems"):
+        assert command in out.stdout
+
+
+def test_run_example_class_writes_every_output(root, tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(root / "examples/cs224n-w21-a5"), "-o", str(out),
+                 "--solutions", str(root / "solutions")]) == 0
+    results = json.loads((out / "results.json").read_text())
+    students = {r["student"] for r in results}
+    assert {"seed-000", "seed-001", "full-marks", "partial", "unreadable", "missing-parts"} <= students
+    for r in results:
+        assert set(r) >= {"student", "homework", "score", "max_score", "parts"}
+        assert (out / r["student"] / "report.html").is_file()
+        for p in r["parts"]:
+            assert p["status"] in {"correct", "partial", "incorrect", "invalid", "missing", "manual"}
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert len(rows) == len(results)
+    full = next(row for row in rows if row["student"] == "full-marks")
+    assert full["1e.ii"] == "4" and full["total"] == "13"
+
+
+def test_malformed_yaml_gets_an_error_row_and_report_others_are_graded(root, data_dir, tmp_path):
+    out = tmp_path / "out"
+    code = main(["run", str(data_dir / "classes/with-malformed"), "-o", str(out),
+                 "--solutions", str(root / "solutions")])
+    assert code == 1
+    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert "not valid YAML" in rows["broken-yaml"]["error"]
+    assert rows["full-marks"]["total"] == "13" and rows["seed-000"]["error"] == ""
+    report = (out / "broken-yaml" / "report.html").read_text()
+    assert "could not be graded" in report and "not valid YAML" in report
+
+
+def test_run_without_keys_is_a_usage_error(root, tmp_path):
+    out = grade("run", str(root / "examples/cs224n-w21-a5"), "-o", str(tmp_path / "o"),
+                "--solutions", str(tmp_path / "nowhere"))
+    assert out.returncode == 2
+    assert "no keys" in out.stderr
+
+
+def test_check_works_without_solutions_and_leaks_no_key(root, tmp_path):
+    # Run from an empty folder: there is no ./solutions to read.
+    out = grade("check", str(root / "examples/cs224n-w21-a5/partial.yaml"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "c2 read as: u_b" in out.stdout
+    assert "compared with the key when your course staff grades it" in out.stdout
+    assert "expected answer" not in out.stdout and "u_a" not in out.stdout.split("1e.i")[1].split("1e.ii")[0]
+
+
+def test_check_json_follows_the_contract(root, tmp_path):
+    out = grade("check", str(root / "examples/cs224n-w21-a5/full-marks.yaml"), "--json", cwd=tmp_path)
+    data = json.loads(out.stdout)
+    assert data["student"] == "full-marks" and data["homework"] == "cs224n-w21-a5"
+    part = next(p for p in data["parts"] if p["id"] == "1e.ii")
+    assert part == {**part, "score": 4.0, "max_score": 4.0, "status": "correct"}
+
+
+def test_check_of_a_broken_file_exits_1(data_dir):
+    out = grade("check", str(data_dir / "classes/with-malformed/broken-yaml.yaml"))
+    assert out.returncode == 1
+    assert "broken-yaml.yaml: line" in out.stderr
+
+
+def test_hostile_math_fields(tmp_path):
+    flag = tmp_path / "pwned"
+    sub = tmp_path / "hostile.yaml"
+    big = "u_a + " * 17_000 + "u_a"
+    sub.write_text(
+        "homework: cs224n-w21-a5\nanswers:\n"
+        f"  1b: \"__import__('os').system('touch {flag}')\"\n"
+        "  1c.i: '9^9^9^9^9'\n"
+        f"  1e.i:\n    c2: '{big}'\n"
+    )
+    start = time.perf_counter()
+    out = grade("check", str(sub), "--json")
+    elapsed = time.perf_counter() - start
+    parts = {p["id"]: p for p in json.loads(out.stdout)["parts"]}
+    assert parts["1b"]["status"] == "invalid" and not flag.exists()
+    assert parts["1c.i"]["status"] == "invalid" and "exponent" in parts["1c.i"]["feedback"][0]
+    assert parts["1e.i"]["status"] == "invalid" and "characters long" in parts["1e.i"]["feedback"][0]
+    assert elapsed < 30  # a whole process, imports included; the parts themselves are bounded far below
+
+
+def test_problems_lists_parts():
+    out = grade("problems", "cs224n-w21-a5")
+    assert out.returncode == 0
+    assert "1e.ii" in out.stdout and "attention_qkv" in out.stdout
+
+
+def test_grading_a5_never_imports_torch(root):
+    code = (
+        "import sys; from attngrade.selfcheck import check; "
+        f"check(__import__('pathlib').Path({str(root / 'examples/cs224n-w21-a5/full-marks.yaml')!r})); "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("student", ["<script>alert(1)</script>", "../../etc/passwd"])
+def test_student_ids_are_escaped_and_cannot_escape_out(root, tmp_path, student):
+    sub = tmp_path / "in" / "s.yaml"
+    sub.parent.mkdir()
+    sub.write_text(f"homework: cs224n-w21-a5\nstudent: {json.dumps(student)}\nanswers:\n  1a: \"<img src=x onerror=alert(1)>\"\n")
+    out = tmp_path / "out"
+    assert main(["run", str(sub.parent), "-o", str(out), "--solutions", str(root / "solutions")]) == 0
+    reports = list(out.glob("*/report.html"))
+    assert len(reports) == 1 and reports[0].parent.parent == out
+    html = reports[0].read_text()
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html

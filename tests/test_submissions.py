@@ -1,0 +1,72 @@
+"""Loading submissions: formats, encodings, and YAML that must be refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attngrade.errors import SubmissionError
+from attngrade.submissions import discover, load_submission
+
+
+def test_file_submission_defaults_and_answers(root):
+    sub = load_submission(root / "examples/cs224n-w21-a5/seed-000.yaml")
+    assert sub.student == "seed-000" and sub.homework == "cs224n-w21-a5"
+    assert sub.answers["1e.ii"]["K"] == "I"
+    assert sub.folder is None
+
+
+def test_folder_submission_takes_the_folder_name(tmp_path):
+    folder = tmp_path / "s042"
+    folder.mkdir()
+    (folder / "answers.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: C(k_a+k_b)\n")
+    sub = load_submission(folder)
+    assert sub.student == "s042" and sub.folder == folder
+
+
+def test_folder_with_two_yaml_files_is_refused(tmp_path):
+    (tmp_path / "a.yaml").write_text("homework: x\n")
+    (tmp_path / "b.yaml").write_text("homework: x\n")
+    with pytest.raises(SubmissionError, match="exactly one YAML answers file; found 2"):
+        load_submission(tmp_path)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("alias-bomb.yaml", "YAML aliases (*name) are not allowed"),
+    ("python-object-tag.yaml", "not valid YAML"),
+    ("latin1.yaml", "is not UTF-8 text"),
+])
+def test_hostile_yaml_is_refused_with_a_reason(data_dir, name, message):
+    with pytest.raises(SubmissionError, match=message.replace("(", r"\(").replace(")", r"\)").replace("*", r"\*")) as err:
+        load_submission(data_dir / "submissions" / name)
+    assert name in str(err.value)  # the error names the file
+
+
+def test_python_tag_runs_nothing(data_dir):
+    with pytest.raises(SubmissionError):
+        load_submission(data_dir / "submissions/python-object-tag.yaml")
+    assert not Path("/tmp/attngrade-yaml-pwned").exists()
+
+
+@pytest.mark.parametrize("name", ["crlf-bom.yaml", "utf16.yaml"])
+def test_bom_crlf_and_utf16_are_read(data_dir, name):
+    sub = load_submission(data_dir / "submissions" / name)
+    assert sub.answers["1b"] == "C(k_a + k_b)"
+
+
+def test_malformed_yaml_names_line_and_column(data_dir):
+    with pytest.raises(SubmissionError, match=r"broken-yaml.yaml: line \d+, column \d+: not valid YAML"):
+        load_submission(data_dir / "classes/with-malformed/broken-yaml.yaml")
+
+
+def test_missing_homework_key(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("answers:\n  1b: q\n")
+    with pytest.raises(SubmissionError, match="does not say which homework"):
+        load_submission(path)
+
+
+def test_discover_a_class_folder(root):
+    found = list(discover([root / "examples/cs224n-w21-a5"]))
+    assert len(found) >= 6 and all(p.suffix == ".yaml" for p in found)
