@@ -71,7 +71,7 @@ def grade_one(path: Path, solutions: Path, graders: dict[str, Grader]) -> Result
     except ConfigError:
         raise
     except Exception as err:  # noqa: BLE001 - one broken submission must not stop a class
-        log.exception("internal error grading %s", path)
+        log.debug("internal error grading %s", path, exc_info=True)
         return Result(student=student, homework=homework, score=0.0, max_score=0.0,
                       error=f"{path}: attngrade failed on this submission ({type(err).__name__}: {err}); "
                             "course staff will grade it by hand", source=str(path))

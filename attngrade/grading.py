@@ -116,7 +116,7 @@ class Grader:
             shown[f.name] = describe(readings[f.name])
             if isinstance(readings[f.name], Value):
                 feedback.extend(readings[f.name].notes)
-        earned, machine_max, pending, unchecked = 0.0, 0.0, False, False
+        earned, machine_max, pending, unchecked, unanswered = 0.0, 0.0, False, False, False
         evidence: dict[str, Any] = {}
         for index, spec in enumerate(part.checks):
             if spec.check != "manual":
@@ -126,6 +126,7 @@ class Grader:
                 blank = [n for n in missing if _blank(fields.get(n))]
                 if blank:  # unreadable fields were reported when they were read
                     feedback.append(f"{', '.join(blank)}: no answer")
+                    unanswered = True
                 continue
             outcome = self._run(part, index, {n: readings[n] for n in spec.fields})
             earned += outcome.earned
@@ -133,7 +134,7 @@ class Grader:
             evidence.update(outcome.evidence)
             pending |= outcome.pending
             unchecked |= outcome.unchecked
-        status = _status(earned, machine_max, invalid, pending, unchecked)
+        status = _status(earned, machine_max, invalid, pending, unchecked, unanswered)
         return Verdict(part.id, round(earned, 6), part.points, status, tuple(dict.fromkeys(feedback)),
                        shown, answers, evidence)
 
@@ -182,7 +183,7 @@ class Grader:
         except ConfigError:
             raise
         except Exception as err:  # noqa: BLE001 - a checker bug must not sink the class
-            log.exception("check %s failed on part %s", spec.check, part.id)
+            log.debug("check %s failed on part %s", spec.check, part.id, exc_info=True)
             outcome = Outcome(0.0, (f"attngrade could not check this answer ({type(err).__name__}); "
                                     "course staff will grade it by hand",), pending=True)
         self._outcomes[memo_key] = outcome
@@ -242,13 +243,16 @@ def _canonical(reading: Any) -> str:
     return f"{type(reading).__name__}:{reading!r}"
 
 
-def _status(earned: float, machine_max: float, invalid: bool, pending: bool, unchecked: bool) -> str:
+def _status(earned: float, machine_max: float, invalid: bool, pending: bool, unchecked: bool,
+            unanswered: bool = False) -> str:
     if invalid:
         return "invalid"
     if machine_max == 0:
-        return "manual"
+        return "manual" if pending or not unanswered else "incorrect"
     if unchecked and earned < machine_max:
         return "unchecked"
     if earned >= machine_max - 1e-9:
+        if unanswered:
+            return "partial"
         return "manual" if pending else "correct"
     return "incorrect" if earned <= 1e-9 else "partial"

@@ -57,6 +57,9 @@ def load_keys(solutions: Path, homework: Homework) -> Keys | None:
                 raise ConfigError(f"{path}: part {pid} has no field {name!r}") from None
             except FieldError as err:
                 raise ConfigError(f"{path}: the key does not read: {err}") from None
+            except Exception as err:  # noqa: BLE001 - a key that breaks the reader is the key's fault
+                raise ConfigError(f"{path}: the key of {pid}, field {name} cannot be read "
+                                  f"({type(err).__name__}: {err})") from None
         answers[str(pid)] = parsed
     explain = {str(k): {str(f): str(t) for f, t in (v or {}).items()} for k, v in (data.get("explain") or {}).items()}
     rubrics = {str(k): str(v).strip() for k, v in (data.get("rubrics") or {}).items()}

@@ -68,7 +68,7 @@ def _text_of(part: Part, field: Field, raw: Any) -> str:
 def _read_math(part: Part, field: Field, raw: Any) -> Value:
     text = _text_of(part, field, raw)
     try:
-        value = parse(text, part.table)
+        value = parse(text, field.table or part.table)
     except MathError as err:
         raise FieldError(part.id, field.name, err.render(text)) from None
     _check_shape(part, field, value)

@@ -29,6 +29,7 @@ class Field:
     percent: bool = False  # number only: 5, 5%, 0.05 and 25/500 may all mean five percent
     filename: str | None = None  # file only: the file's name in the submission folder
     max_bytes: int = 10_000_000  # file only
+    table: SymbolTable | None = None  # math only: this field's own symbols, if not the part's
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,10 @@ class Part:
     @property
     def single_field(self) -> bool:
         return len(self.fields) == 1
+
+    def table_for(self, name: str) -> SymbolTable:
+        """The symbols a field's answer may use: its own table, else the part's."""
+        return self.field(name).table or self.table
 
     def field(self, name: str) -> Field:
         for f in self.fields:

@@ -36,6 +36,11 @@ class Context:
     gold: Mapping[str, Any] = field(default_factory=dict)  # instructor gold files, NAME -> Path
 
     @property
+    def table(self) -> Any:
+        """The symbol table of the check's first field (a field may override the part's)."""
+        return self.part.table_for(self.spec.fields[0])
+
+    @property
     def points(self) -> float:
         return self.spec.points
 

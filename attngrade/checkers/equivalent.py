@@ -41,7 +41,7 @@ def same_value(answer: Value, key: Value, ctx: Context) -> tuple[bool, list[str]
         pass
     rng = np.random.default_rng(ctx.seed)
     for _ in range(TRIALS):
-        env, dims = random_instance(ctx.part.table, [a, b], rng)
+        env, dims = random_instance(ctx.table, [a, b], rng)
         try:
             x = np.asarray(evaluate(a, env, dims, NUMERIC), dtype=float)
             y = np.asarray(evaluate(b, env, dims, NUMERIC), dtype=float)
@@ -58,11 +58,27 @@ def same_value(answer: Value, key: Value, ctx: Context) -> tuple[bool, list[str]
     return True, notes
 
 
+def _uses(expr: Any, function: str) -> bool:
+    """Whether `expr` applies the declared function `function`."""
+    from ..mathlang.functions import AppliedFunction
+
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, AppliedFunction) and node.name == function:
+            return True
+        if isinstance(node, sympy.Function) and type(node).__name__ == function:
+            return True
+    return False
+
+
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     (name,) = ctx.spec.fields
     answer = answers[name]
     key = ctx.key[name]
     same, notes = same_value(answer, key, ctx)
+    required = [f for f in ctx.spec.params.get("must_use", ()) if not _uses(answer.expr, f)]
+    if same and required:
+        return Outcome(0.0, (f"{name}: equal to the expected value, but the question asks for it in terms of "
+                             f"{', '.join(required)}",) + tuple(notes))
     if same:
         return Outcome(ctx.points, tuple(notes))
     why = ctx.explain.get(name)

@@ -12,9 +12,11 @@ from typing import Any, Iterable
 import numpy as np
 import sympy
 
-from ..mathlang import SymbolTable
+from ..mathlang import SymbolTable, parse
+from ..mathlang.evaluate import NUMERIC, evaluate
+from ..mathlang.functions import implementation
 
-_SIZES = {"d": 6, "n": 7, "m": 5, "t": 4, "k": 5}
+_SIZES = {"d": 6, "n": 7, "m": 5, "t": 4, "k": 5, "r": 8}
 
 
 def dimension_sizes(table: SymbolTable) -> dict[Any, int]:
@@ -56,4 +58,26 @@ def random_instance(table: SymbolTable, exprs: Iterable[Any], rng: np.random.Gen
             env[spec.sympy] = scale * basis[:, i : i + 1]
         if size != (dims.get(members[0].dims[0]) or size):
             dims[members[0].dims[0]] = size
+    for spec in table.specs.values():
+        if spec.kind == "function":
+            env[("function", spec.name)] = _function(spec, table, env, dims, rng)
     return env, dims
+
+
+def _function(spec: Any, table: SymbolTable, env: dict, dims: dict, rng: np.random.Generator) -> Any:
+    """A numeric callable for a declared function, from its definition or built-in impl."""
+    if spec.define is not None:
+        params = SymbolTable.from_data(spec.params)
+        local = SymbolTable(list(table.without(spec.name).specs.values()) + list(params.specs.values()))
+        body = parse(spec.define, local).expr
+        names = [params.specs[name].sympy for name in spec.params]
+
+        def defined(*args: Any) -> Any:
+            return evaluate(body, {**env, **dict(zip(names, args))}, dims, NUMERIC)
+
+        return defined
+    values = {k: evaluate(parse(str(v), table).expr, env, dims, NUMERIC) for k, v in spec.impl_params.items()}
+    rows = None
+    if spec.dims is not None:
+        rows = dims.get(spec.dims[0]) or int(spec.dims[0])
+    return implementation(spec.impl, values, rows, rng)

@@ -18,6 +18,7 @@ from sympy.matrices.expressions.matexpr import MatrixElement
 
 from ..errors import MathError
 from .limits import Limits
+from .functions import AppliedFunction
 from .nodes import BIGO, FUNCTION, LIST, MATRIX, SCALAR, Node, shape_text
 from .symbols import GREEK_NAMES, SymbolTable, normalize_name
 
@@ -282,21 +283,21 @@ class Builder:
             spec, note = hit
             if note and note not in ctx.notes:
                 ctx.notes.append(note)
-            if spec.define is not None:
+            if spec.define is not None and spec.kind != "function":
                 return self._defined(spec, start, end)
             kind = {"scalar": SCALAR, "function": FUNCTION}.get(spec.kind, MATRIX)
             return Node(spec.sympy, kind, start, end, spec.dims, word=text)
         word = normalize_name(text)
         if word in BUILTIN_FUNCTIONS:
             return Node(BUILTIN_FUNCTIONS[word], FUNCTION, start, end, word=word)
-        # "Mk" is M k when both letters are declared: split plain ASCII runs.
-        if text.isascii() and text.isalpha() and len(text) > 1:
-            parts = [ctx.table.resolve(ch) for ch in text]
-            if all(p is not None and p[0].kind == "scalar" for p in parts):
-                nodes = [Node(p[0].sympy, SCALAR, start + i, start + i + 1, word=text[i])
-                         for i, p in enumerate(parts)]
-                expr = sympy.Mul(*[n.expr for n in nodes])
-                return Node(expr, SCALAR, start, end)
+        # "Mk" is M k and "u_au_b" is u_a u_b when the pieces are declared.
+        pieces = _split_known(text, ctx.table) if text.isascii() else None
+        if pieces:
+            nodes = [self._resolve(piece, start + offset, start + offset + len(piece)) for piece, offset in pieces]
+            product = nodes[0]
+            for node in nodes[1:]:
+                product = self._multiply(product, node, explicit=False)
+            return Node(product.expr, product.kind, start, end, product.shape)
         if self._may_be_free(word):
             if ctx.free_name is None or ctx.free_name == word:
                 ctx.free_name = word
@@ -419,6 +420,12 @@ class Builder:
             kind = MATRIX if MATRIX in (a.kind, b.kind) else SCALAR
             shape = a.shape if a.kind == MATRIX else b.shape
             return Node(a.expr * b.expr, kind, start, end, shape)
+        if a.shape[1] != b.shape[0] and a.is_column and b.is_column and a.shape == b.shape \
+                and ctx.table.juxtaposed_inner and not explicit:
+            note = f"read {ctx.text(a)} {ctx.text(b)} as the inner product {ctx.text(a)}^T {ctx.text(b)}"
+            if note not in ctx.notes:
+                ctx.notes.append(note)
+            return Node(self._inner_expr(a.expr, b.expr), SCALAR, start, end)
         if a.shape[1] != b.shape[0]:
             message = f"({shape_text(a.shape)})({shape_text(b.shape)}) cannot be multiplied"
             if a.is_column and b.is_column:
@@ -491,7 +498,33 @@ class Builder:
             raise MathError("unknown function", func.start, func.end)
         if len(args) != spec.arity:
             raise MathError(f"{spec.name} takes {spec.arity} argument(s); you gave {len(args)}", start, end)
-        return Node(spec.sympy(*[a.expr for a in args]), SCALAR, start, end)
+        for a in args:
+            self._no_bigo(a)
+        if spec.result == "scalar":
+            return Node(spec.sympy(*[a.expr for a in args]), SCALAR, start, end)
+        if spec.result == "same":
+            if args[0].kind != MATRIX:
+                raise MathError(f"{spec.name} applies to a matrix or vector", args[0].start, args[0].end)
+            shape = args[0].shape
+        else:
+            shape = spec.dims
+        return Node(AppliedFunction(spec.name, shape[0], shape[1], *[a.expr for a in args]), MATRIX,
+                    start, end, shape)
+
+
+def _split_known(text: str, table: SymbolTable) -> list[tuple[str, int]] | None:
+    """Cut an undeclared run into declared names, longest first, or None."""
+    pieces, i = [], 0
+    while i < len(text):
+        for j in range(len(text), i, -1):
+            hit = table.resolve(text[i:j])
+            if hit is not None and hit[0].kind != "function":
+                pieces.append((text[i:j], i))
+                i = j
+                break
+        else:
+            return None
+    return pieces if len(pieces) > 1 else None
 
 
 def _entry(product: Any) -> Any:

@@ -16,6 +16,8 @@ import sympy
 from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixElement
 
+from .functions import AppliedFunction
+
 
 class EvaluationError(ValueError):
     """The tree holds something the environment gives no value for."""
@@ -88,7 +90,7 @@ def evaluate(expr: Any, env: Mapping[Any, Any], dims: Mapping[Any, int], backend
         raise EvaluationError(f"no size given for dimension {d}")
 
     def walk(e: Any) -> Any:
-        if e in env:
+        if not isinstance(e, sympy.MatrixBase) and e in env:
             return env[e]
         if isinstance(e, sympy.Symbol) and backend is EXACT:
             return e  # scalars the caller did not fix stay symbolic (β, the free C)
@@ -124,8 +126,13 @@ def evaluate(expr: Any, env: Mapping[Any, Any], dims: Mapping[Any, int], backend
             return base**exp
         if isinstance(e, MatrixElement):
             return walk(e.parent)[int(e.i), int(e.j)]
+        if isinstance(e, AppliedFunction):
+            func = env.get(("function", e.name))
+            if func is None:
+                raise EvaluationError(f"no definition for the function {e.name}")
+            return func(*[walk(a) for a in e.arguments])
         if isinstance(e, AppliedUndef):
-            func = env.get(e.func)
+            func = env.get(("function", e.func.__name__))
             if func is None:
                 raise EvaluationError(f"no definition for the function {e.func}")
             return func(*[walk(a) for a in e.args])

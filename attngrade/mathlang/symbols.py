@@ -69,12 +69,17 @@ class SymbolSpec:
     alias_note: Mapping[str, str] = field(default_factory=dict)
     define: str | None = None  # a shorthand, e.g. x_1 reads as `u_d + u_b`
     arity: int = 1  # functions only
-    result: str = "scalar"  # functions only
+    result: str = "scalar"  # functions only: scalar | vector | matrix | same (shape of its argument)
+    params: Mapping[str, Any] = field(default_factory=dict)  # functions defined by `define`: name -> spec
+    impl: str | None = None  # functions only: a built-in numeric implementation
+    impl_params: Mapping[str, str] = field(default_factory=dict)  # impl parameter -> scalar symbol
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ConfigError(f"symbol {self.name}: kind must be one of {', '.join(KINDS)}")
-        if self.kind in ("vector", "matrix", "identity") and self.shape is None:
+        needs_shape = self.kind in ("vector", "matrix", "identity") or (
+            self.kind == "function" and self.result in ("vector", "matrix"))
+        if needs_shape and self.shape is None:
             raise ConfigError(f"symbol {self.name}: a {self.kind} needs a shape")
 
     @cached_property
@@ -101,8 +106,11 @@ class SymbolSpec:
 class SymbolTable:
     """The names one answer field may use, resolved from any accepted spelling."""
 
-    def __init__(self, specs: list[SymbolSpec], *, free_scalar: bool = False):
+    def __init__(self, specs: list[SymbolSpec], *, free_scalar: bool = False, juxtaposed_inner: bool = False):
         self.specs: dict[str, SymbolSpec] = {}
+        # Where a course writes q_i k_j for a dot product, two juxtaposed column
+        # vectors read as their inner product (with a note) instead of an error.
+        self.juxtaposed_inner = juxtaposed_inner
         self._lookup: dict[str, tuple[str, str | None]] = {}
         self.free_scalar = free_scalar
         for spec in specs:
@@ -116,7 +124,8 @@ class SymbolTable:
                 self._lookup.setdefault(normalize_name(alias), (spec.name, note))
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None, *, free_scalar: bool = False) -> "SymbolTable":
+    def from_data(cls, data: Mapping[str, Any] | None, *, free_scalar: bool = False,
+                  juxtaposed_inner: bool = False) -> "SymbolTable":
         """Build from the `symbols:` mapping of a problem file."""
         specs = []
         for name, raw in (data or {}).items():
@@ -138,11 +147,14 @@ class SymbolTable:
                     define=raw.pop("define", None),
                     arity=int(raw.pop("arity", 1)),
                     result=raw.pop("result", "scalar"),
+                    params=dict(raw.pop("params", {}) or {}),
+                    impl=raw.pop("impl", None),
+                    impl_params=dict(raw.pop("impl_params", {}) or {}),
                 )
             )
             if raw:
                 raise ConfigError(f"symbol {name}: unknown keys {sorted(raw)}")
-        return cls(specs, free_scalar=free_scalar)
+        return cls(specs, free_scalar=free_scalar, juxtaposed_inner=juxtaposed_inner)
 
     def resolve(self, text: str) -> tuple[SymbolSpec, str | None] | None:
         """The spec a spelling names, and a note if it was a lenient alias."""

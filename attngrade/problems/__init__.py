@@ -24,7 +24,10 @@ def _read(kind: str, name: str) -> dict[str, Any]:
     path = _ROOT.joinpath(kind, f"{name}.yaml")
     if not path.is_file():
         raise ConfigError(f"no {kind[:-1] if kind.endswith('s') else kind} named '{name}' in the bank")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{kind}/{name}.yaml is not valid YAML: {err}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ConfigError(f"{kind}/{name}.yaml: expected a mapping with 'schema: {SCHEMA}'")
     return data
@@ -71,13 +74,10 @@ def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[st
           problem_id: str, where: str) -> Part:
     pid = str(raw["id"])
     where = f"{where}, part {pid}"
-    symbols = raw.get("symbols")
-    if isinstance(symbols, str):
-        if symbols not in sets:
-            raise ConfigError(f"{where}: no symbol set '{symbols}'")
-        symbols = sets[symbols]
-    table = SymbolTable.from_data(symbols, free_scalar=bool(raw.get("free_scalar", False)))
-    fields = tuple(_field(name, spec or {}, where) for name, spec in (raw.get("fields") or {}).items())
+    symbols = _symbols(raw.get("symbols"), sets, where)
+    table = SymbolTable.from_data(symbols, free_scalar=bool(raw.get("free_scalar", False)),
+                                  juxtaposed_inner=bool(raw.get("juxtaposed_inner", False)))
+    fields = tuple(_field(name, spec or {}, sets, where) for name, spec in (raw.get("fields") or {}).items())
     names = {f.name for f in fields}
     checks = []
     for c in raw.get("checks", []):
@@ -98,12 +98,24 @@ def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[st
                 checks=tuple(checks), table=table, problem=problem_id)
 
 
-def _field(name: str, spec: Mapping[str, Any], where: str) -> Field:
+def _symbols(ref: Any, sets: Mapping[str, Any], where: str) -> Any:
+    if isinstance(ref, str):
+        if ref not in sets:
+            raise ConfigError(f"{where}: no symbol set '{ref}'")
+        return sets[ref]
+    return ref
+
+
+def _field(name: str, spec: Mapping[str, Any], sets: Mapping[str, Any], where: str) -> Field:
     kind = spec.get("kind", "math")
     if kind not in FIELD_KINDS:
         raise ConfigError(f"{where}: field {name} has unknown kind '{kind}'")
     options = {str(k): tuple(str(s) for s in (v or ())) for k, v in (spec.get("options") or {}).items()}
     shape = spec.get("shape")
+    table = None
+    if spec.get("symbols") is not None:
+        table = SymbolTable.from_data(_symbols(spec["symbols"], sets, f"{where}, field {name}"),
+                                      free_scalar=bool(spec.get("free_scalar", False)))
     return Field(name=str(name), kind=kind, expect=spec.get("expect"),
                  shape=tuple(shape) if shape else None, options=options,
-                 percent=bool(spec.get("percent", False)), filename=spec.get("filename"))
+                 percent=bool(spec.get("percent", False)), filename=spec.get("filename"), table=table)

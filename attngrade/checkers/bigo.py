@@ -1,0 +1,490 @@
+"""`bigO`: an order of growth O(f) compared with the key's O(g) as the variables grow.
+
+Every variable is positive and may grow without bound, alone or with the others, so
+the comparison is of f/g along growth paths: x_i = t^(a_i) for an exponent vector
+a ≥ 0 (a variable with a_i = 0 stays fixed at a moderate value), with t → ∞. The
+paths are each variable alone, all together, every pair together, a grid of small
+integer exponent vectors and a few seeded random positive ones.
+
+On one path each side is worked out exactly, not sampled: a sum of products of
+powers and logs of the variables tends to c · t^p · (log t)^q · (log log t)^r, and
+the triple (p, q, r) is its order. Log factors are therefore told apart exactly
+(O(N log N) is not O(N)); there is no slope tolerance to tune. What this cannot
+follow (exponentials, powers with a variable exponent, leading terms that cancel,
+functions) is decided on the basic paths by sympy's `limit` of f/g under a time
+budget; if that does not settle it either, the answer goes to course staff.
+
+Verdicts: f/g tends to a positive constant on every path → same order (full marks,
+with a note when constant factors or lower-order terms were left inside the O);
+f/g → ∞ somewhere and never → 0 → a true upper bound that is not tight
+(`loose_points`); f/g → 0 somewhere → too small (zero); both → not comparable (zero).
+
+Params: `loose_points` (points for a bound that is not tight, default 0) and
+`variables` (names of the symbols that grow; default: every declared scalar the
+answer or key uses; any other symbol is a constant).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Mapping, Sequence
+
+import sympy
+
+from ..deadline import BudgetExceeded, time_limit
+from ..errors import ConfigError
+from ..mathlang.display import reading
+from .base import Context, Outcome
+
+PARAMS = frozenset({"loose_points", "variables"})
+# Values of the variables that do not grow on a path: all above e, so log log x > 0,
+# and unrelated to each other, so no term cancels by accident.
+FIXED = (5.3, 7.1, 3.7, 11.3, 4.9, 13.7, 6.1, 9.7, 8.3, 12.1)
+RANDOM_PATHS = 6
+CANCEL = 1e-9  # leading coefficients summing below this (relative) cancel: not followed exactly
+LIMIT_SECONDS = 1.0  # one sympy limit
+FALLBACK_SECONDS = 3.0  # all sympy limits of one check together
+
+SAME, FASTER, SLOWER, INVALID, UNDECIDED = "same", "faster", "slower", "invalid", "undecided"
+
+Path = tuple[Fraction, ...]
+
+
+class _Unsupported(Exception):
+    """The exact growth of this expression on this path is beyond the analysis."""
+
+
+@dataclass(frozen=True)
+class _Growth:
+    """c · t^power · (log t)^logs · (log log t)^loglogs, the leading term along a path."""
+
+    coef: float
+    power: Fraction = Fraction(0)
+    logs: Fraction = Fraction(0)
+    loglogs: Fraction = Fraction(0)
+
+    @property
+    def order(self) -> tuple[Fraction, Fraction, Fraction]:
+        return (self.power, self.logs, self.loglogs)
+
+
+Node = Callable[[Path], "_Growth | None"]  # None is exactly zero
+
+
+# -- exact growth along one path -----------------------------------------------------------
+def _fraction(number: Any) -> Fraction:
+    if number.is_Rational:
+        return Fraction(int(number.p), int(number.q))
+    if number.is_Float:
+        return Fraction(str(number))
+    raise _Unsupported(f"exponent {number}")
+
+
+def _finite(x: float) -> float:
+    if x != x or x in (float("inf"), float("-inf")):
+        raise _Unsupported("overflow")
+    return x
+
+
+def _compile(expr: Any, index: Mapping[Any, int], constants: Mapping[Any, float]) -> Node:
+    """A function from a path to the leading term of `expr` on it (raises _Unsupported)."""
+    if not expr.free_symbols:
+        try:
+            value = float(expr)
+        except (TypeError, ValueError):
+            raise _Unsupported(str(expr)) from None
+        _finite(value)
+        grown = None if value == 0 else _Growth(value)
+        return lambda a: grown
+    if isinstance(expr, sympy.Symbol):
+        if expr in index:
+            i, rest = index[expr], FIXED[index[expr] % len(FIXED)]
+            return lambda a: _Growth(1.0, a[i]) if a[i] > 0 else _Growth(rest)
+        value = constants[expr]
+        return lambda a: _Growth(value)
+    if isinstance(expr, sympy.Add):
+        return _add([_compile(x, index, constants) for x in expr.args])
+    if isinstance(expr, sympy.Mul):
+        return _mul([_compile(x, index, constants) for x in expr.args])
+    if isinstance(expr, sympy.Pow):
+        if expr.exp.free_symbols:
+            raise _Unsupported("a variable exponent")
+        return _pow(_compile(expr.base, index, constants), _fraction(expr.exp))
+    if isinstance(expr, sympy.log) and len(expr.args) == 1:
+        return _log(_compile(expr.args[0], index, constants))
+    raise _Unsupported(type(expr).__name__)
+
+
+def _add(terms: Sequence[Node]) -> Node:
+    def run(a: Path) -> _Growth | None:
+        grown = [g for g in (term(a) for term in terms) if g is not None]
+        if not grown:
+            return None
+        top = max(g.order for g in grown)
+        leading = [g.coef for g in grown if g.order == top]
+        coef = sum(leading)
+        if abs(coef) <= CANCEL * max(abs(c) for c in leading):
+            raise _Unsupported("leading terms cancel")
+        return _Growth(coef, *top)
+
+    return run
+
+
+def _mul(factors: Sequence[Node]) -> Node:
+    def run(a: Path) -> _Growth | None:
+        coef, power, logs, loglogs = 1.0, Fraction(0), Fraction(0), Fraction(0)
+        for factor in factors:
+            g = factor(a)
+            if g is None:
+                return None
+            coef = _finite(coef * g.coef)
+            power, logs, loglogs = power + g.power, logs + g.logs, loglogs + g.loglogs
+        return _Growth(coef, power, logs, loglogs)
+
+    return run
+
+
+def _pow(base: Node, exponent: Fraction) -> Node:
+    def run(a: Path) -> _Growth | None:
+        g = base(a)
+        if g is None:
+            if exponent > 0:
+                return None
+            raise _Unsupported("division by zero")
+        if g.coef < 0 and exponent.denominator != 1:
+            raise _Unsupported("root of a negative number")
+        try:
+            coef = _finite(g.coef ** float(exponent))
+        except (OverflowError, ZeroDivisionError):
+            raise _Unsupported("overflow") from None
+        return _Growth(coef, g.power * exponent, g.logs * exponent, g.loglogs * exponent)
+
+    return run
+
+
+def _log(arg: Node) -> Node:
+    def run(a: Path) -> _Growth | None:
+        g = arg(a)
+        if g is None or g.coef <= 0:
+            raise _Unsupported("log of a number that is not positive")
+        if g.power != 0:  # log(c t^p ...) = p log t + ...
+            return _Growth(float(g.power), Fraction(0), Fraction(1))
+        if g.logs != 0:  # log(c (log t)^q ...) = q log log t + ...
+            return _Growth(float(g.logs), Fraction(0), Fraction(0), Fraction(1))
+        if g.loglogs != 0 or g.coef == 1.0:
+            raise _Unsupported("log log log, or a log tending to zero")
+        return _Growth(math.log(g.coef))
+
+    return run
+
+
+# -- the paths -----------------------------------------------------------------------------
+def _direction(vector: Sequence[int | Fraction]) -> Path:
+    top = max(vector)
+    return tuple(Fraction(x) / top for x in vector)
+
+
+def _paths(n: int, seed: int) -> tuple[list[Path], int]:
+    """Growth paths, the basic ones first; returns (paths, how many are basic)."""
+    if n == 0:
+        return [()], 1
+    unit = [tuple(int(i == j) for j in range(n)) for i in range(n)]
+    basic = unit + ([tuple([1] * n)] if n > 1 else [])
+    if n > 2:
+        basic += [tuple(int(k in (i, j)) for k in range(n)) for i, j in itertools.combinations(range(n), 2)]
+    grid: list[tuple[int, ...]] = []
+    if n <= 4:
+        levels = range(4) if n <= 3 else range(3)
+        grid = [v for v in itertools.product(levels, repeat=n) if any(v)]
+    else:
+        for i, j in itertools.permutations(range(n), 2):
+            grid.append(tuple(2 if k == i else 1 if k == j else 0 for k in range(n)))
+    rng = random.Random(seed)
+    randoms = [tuple(Fraction(rng.randint(1, 9), rng.randint(1, 4)) for _ in range(n)) for _ in range(RANDOM_PATHS)]
+    out: dict[Path, None] = {}
+    for v in basic:
+        out.setdefault(_direction(v))
+    n_basic = len(out)
+    for v in [*grid, *randoms]:
+        out.setdefault(_direction(v))
+    return list(out), n_basic
+
+
+def _describe(path: Path, names: Sequence[str]) -> str:
+    growing = [(name, a) for name, a in zip(names, path) if a > 0]
+    fixed = [name for name, a in zip(names, path) if a == 0]
+    if not growing:
+        return ""
+    if len(names) == 1:
+        return f"as {names[0]} grows"
+    rest = f" with {_and(fixed)} fixed" if fixed else ""
+    if len(growing) == 1:
+        return f"when {growing[0][0]} grows{rest}"
+    if len({a for _, a in growing}) == 1:
+        return f"when {_and([n for n, _ in growing])} grow together{rest}"
+    scale = math.lcm(*(a.denominator for _, a in growing))
+    like = [f"{name} like {_power(a * scale)}" for name, a in growing]
+    like[0] = like[0].replace(" like ", " grows like ", 1)
+    return f"when {_and(like)}{rest}"
+
+
+def _power(a: Fraction) -> str:
+    if a == 1:
+        return "t"
+    return f"t^{a}" if a.denominator == 1 else f"t^({a})"
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# -- comparing two orders ------------------------------------------------------------------
+@dataclass
+class _Comparison:
+    verdict: str
+    faster: Path | None = None
+    slower: Path | None = None
+    invalid: Path | None = None
+    exact: bool = True  # every path was decided by the exact analysis
+
+
+class _Orders:
+    """Compares answers with one key over one set of variables and paths."""
+
+    def __init__(self, key: Any, variables: Sequence[Any], constants: Mapping[Any, float], seed: int, shown: str):
+        self.key = key
+        self.variables = list(variables)
+        self.index = {x: i for i, x in enumerate(self.variables)}
+        self.constants = dict(constants)
+        self.paths, self.n_basic = _paths(len(self.variables), seed)
+        self.shown = shown
+        self.budget = FALLBACK_SECONDS
+        try:
+            self.key_node: Node | None = _compile(key, self.index, self.constants)
+        except _Unsupported:
+            self.key_node = None
+        self._key_growth: dict[Path, _Growth | None] = {}
+
+    def _key_on(self, path: Path) -> _Growth:
+        if path not in self._key_growth:
+            self._key_growth[path] = self.key_node(path)
+        g = self._key_growth[path]
+        if g is None or g.coef <= 0:
+            raise ConfigError(f"the key {self.shown} is not a positive order of growth "
+                              f"{_describe(path, [reading(x) for x in self.variables])}")
+        return g
+
+    def _exact(self, node: Node | None, path: Path) -> str:
+        if node is None or self.key_node is None:
+            raise _Unsupported("not compiled")
+        g = self._key_on(path)
+        f = node(path)
+        if f is None or f.coef <= 0:
+            return INVALID
+        return SAME if f.order == g.order else FASTER if f.order > g.order else SLOWER
+
+    def _limit(self, expr: Any, path: Path) -> str:
+        if self.budget <= 0:
+            return UNDECIDED
+        t = sympy.Symbol("t", positive=True)
+        subs = {x: (t ** sympy.Rational(a.numerator, a.denominator) if a > 0
+                    else sympy.Rational(str(FIXED[i % len(FIXED)])))
+                for i, (x, a) in enumerate(zip(self.variables, path))}
+        subs.update({x: sympy.Rational(str(v)) for x, v in self.constants.items()})
+        start = time.monotonic()
+        try:
+            with time_limit(min(LIMIT_SECONDS, self.budget)):
+                ratio = sympy.limit(expr.subs(subs) / self.key.subs(subs), t, sympy.oo)
+        except BudgetExceeded:
+            return UNDECIDED
+        except Exception:  # noqa: BLE001 - sympy raises many kinds on what it cannot do
+            return UNDECIDED
+        finally:
+            self.budget -= time.monotonic() - start
+        if ratio is sympy.oo:
+            return FASTER
+        if ratio == 0:
+            return SLOWER
+        if ratio is sympy.S.NegativeInfinity or ratio.is_extended_negative:
+            return INVALID
+        if ratio.is_extended_real and ratio.is_positive and ratio.is_finite:
+            return SAME
+        return UNDECIDED
+
+    def compare(self, expr: Any, *, fallback: bool = True) -> _Comparison:
+        try:
+            node: Node | None = _compile(expr, self.index, self.constants)
+        except _Unsupported:
+            node = None
+        out = _Comparison(SAME)
+        undecided = False
+        for number, path in enumerate(self.paths):
+            try:
+                verdict = self._exact(node, path)
+            except _Unsupported:
+                out.exact = False
+                if not fallback or number >= self.n_basic:
+                    undecided |= number < self.n_basic
+                    continue
+                verdict = self._limit(expr, path)
+            if verdict == INVALID:
+                return _Comparison(INVALID, invalid=path, exact=out.exact)
+            if verdict == UNDECIDED:
+                undecided = True
+            elif verdict == FASTER and out.faster is None:
+                out.faster = path
+            elif verdict == SLOWER and out.slower is None:
+                out.slower = path
+        if out.faster and out.slower:
+            out.verdict = "incomparable"
+        elif out.faster:
+            out.verdict = FASTER
+        elif out.slower:
+            out.verdict = SLOWER
+        elif undecided:
+            out.verdict = UNDECIDED
+        return out
+
+    def where(self, path: Path | None) -> str:
+        return _describe(path, [reading(x) for x in self.variables]) if path is not None else ""
+
+
+# -- the check -----------------------------------------------------------------------------
+def _variables(ctx: Context, exprs: Sequence[Any]) -> tuple[list[Any], dict[Any, float]]:
+    table = ctx.part.table
+    free: set[Any] = set()
+    for e in exprs:
+        free |= {s for s in e.free_symbols if isinstance(s, sympy.Symbol)}
+    names = ctx.spec.params.get("variables")
+    if names is None:
+        declared = {spec.sympy for spec in table.scalars()}
+        growing = [s for s in free if s in declared]
+    else:
+        if isinstance(names, str) or not isinstance(names, (list, tuple)):
+            raise ConfigError(f"part {ctx.part.id}: bigO's 'variables' must be a list of symbol names")
+        growing = []
+        for name in names:
+            hit = table.resolve(str(name))
+            if hit is None or hit[0].kind != "scalar":
+                raise ConfigError(f"part {ctx.part.id}: bigO variable '{name}' is not a scalar of this part")
+            growing.append(hit[0].sympy)
+    growing = sorted(set(growing), key=lambda s: s.name)
+    others = sorted((s for s in free if s not in growing), key=lambda s: s.name)
+    constants = {s: FIXED[(len(growing) + i) % len(FIXED)] for i, s in enumerate(others)}
+    return growing, constants
+
+
+def _loose_points(ctx: Context) -> float:
+    unknown = set(ctx.spec.params) - PARAMS
+    if unknown:
+        raise ConfigError(f"part {ctx.part.id}: bigO has no params {sorted(unknown)}; "
+                          f"it reads {', '.join(sorted(PARAMS))}")
+    raw = ctx.spec.params.get("loose_points", 0)
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
+        raise ConfigError(f"part {ctx.part.id}: bigO's loose_points must be a number of points ≥ 0")
+    return min(float(raw), ctx.points)
+
+
+def _bare(expr: Any, variables: Sequence[Any]) -> Any:
+    """The term without its constant factor: 2 M^2 k -> M^2 k."""
+    if not variables:
+        return sympy.Integer(1)
+    return expr.as_independent(*variables, as_Add=False)[1]
+
+
+def _monomial(expr: Any) -> bool:
+    return not expr.has(sympy.Add)
+
+
+def _shown(expr: Any) -> str:
+    return f"O({reading(expr)})"
+
+
+def _tidiness(expr: Any, orders: _Orders) -> tuple[str | None, str | None]:
+    """A note on constant factors or lower-order terms left inside the O, and the tidy form."""
+    variables = orders.variables
+    terms = list(expr.args) if isinstance(expr, sympy.Add) else [expr]
+    needed = list(terms)
+    if len(terms) > 1:
+        for term in terms:
+            rest = [x for x in needed if x is not term]
+            if rest and orders.compare(sympy.Add(*rest), fallback=False).verdict == SAME:
+                needed = rest
+    lower = len(needed) < len(terms)
+    constant = any(_bare(x, variables) != x for x in needed)
+    if not (lower or constant):
+        return None, None
+    tidy = sympy.Add(*[_bare(x, variables) for x in needed])
+    what = " and ".join(w for w, on in (("constant factors", constant), ("lower-order terms", lower)) if on)
+    return what, tidy
+
+
+def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    (name,) = ctx.spec.fields
+    answer = answers[name]
+    if ctx.key is None:
+        return Outcome(0.0, ("read; compared with the key when your course staff grades it",), unchecked=True)
+    key = ctx.key[name]
+    if getattr(key, "kind", None) not in ("bigO", "scalar"):
+        raise ConfigError(f"part {ctx.part.id}: the key of {name} is not an order of growth O(...)")
+    notes: list[str] = []
+    if answer.kind == "scalar":
+        notes.append(f"{name}: read {reading(answer.expr)} as {_shown(answer.expr)}")
+    elif answer.kind != "bigO":
+        return Outcome(0.0, (f"{name}: expected an order of growth written as O(...); "
+                             f"your answer is a {answer.kind}",), {"order": INVALID})
+    f, g = answer.expr, key.expr
+    loose_points = _loose_points(ctx)
+    variables, constants = _variables(ctx, [f, g])
+    orders = _Orders(g, variables, constants, ctx.seed, _shown(g))
+    result = orders.compare(f)
+    yours, expected = _shown(f), reading(g)
+    evidence: dict[str, Any] = {"order": result.verdict}
+
+    def wrong(message: str, earned: float = 0.0) -> Outcome:
+        feedback = [*notes, f"{name}: {message}"]
+        if ctx.explain.get(name):
+            feedback.append(ctx.explain[name])
+        return Outcome(earned, tuple(feedback), evidence)
+
+    if result.verdict == SAME:
+        what, tidy = _tidiness(f, orders)
+        if what:
+            notes.append(f"{name}: {what} are unnecessary inside O(...); {_shown(tidy)} says the same")
+        return Outcome(ctx.points, tuple(notes), evidence)
+    if result.verdict == UNDECIDED:
+        return Outcome(0.0, (*notes, f"{name}: attngrade could not compare {yours} with the expected order; "
+                                     "course staff will grade it by hand"), evidence, pending=True)
+    if result.verdict == INVALID:
+        where = orders.where(result.invalid)
+        evidence["path"] = where
+        if f == 0:
+            return wrong(f"{yours} is not an order of growth: it is zero")
+        return wrong(f"{yours} is not an order of growth: it is not positive{' ' + where if where else ''}")
+    both_monomials = _monomial(f) and _monomial(g)
+    if result.verdict == FASTER:
+        evidence["path"] = orders.where(result.faster)
+        if both_monomials:
+            by = f"by a factor of {reading(_bare(f, variables) / _bare(g, variables))}"
+        else:
+            by = orders.where(result.faster)
+        return wrong(f"{yours} is an upper bound but not tight: it grows faster than the expected order {by}",
+                     loose_points)
+    if result.verdict == SLOWER:
+        evidence["path"] = orders.where(result.slower)
+        if both_monomials:
+            miss = f"misses a factor of {reading(_bare(g, variables) / _bare(f, variables))}"
+        else:
+            miss = f"grows more slowly {orders.where(result.slower)}"
+        return wrong(f"too small: the cost grows like {expected}; your {yours} {miss}")
+    evidence["path"] = [orders.where(result.faster), orders.where(result.slower)]
+    off = ""
+    if both_monomials:
+        off = f" (it is off by a factor of {reading(_bare(f, variables) / _bare(g, variables))})"
+    return wrong(f"{yours} is not the expected order: it grows faster {orders.where(result.faster)} "
+                 f"but more slowly {orders.where(result.slower)}{off}; the cost grows like {expected}")

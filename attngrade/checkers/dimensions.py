@@ -1,0 +1,30 @@
+"""`dimensions`: a shape written as `t \\times n`, `t x n`, `(t, n)` or `R^{t×n}`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from .base import Context, Outcome
+
+_NOISE = re.compile(r"\\mathbb\{R\}|\\R\b|ℝ|\\in|[{}()\[\]$^]|\\left|\\right")
+_SEPARATORS = re.compile(r"\\times|×|\*|,|\bx\b|\bby\b")
+
+
+def dimensions(text: str) -> tuple[str, ...]:
+    """The sizes named in a shape, in order: `R^{t \\times n}` -> ("t", "n")."""
+    text = _NOISE.sub(" ", str(text))
+    text = re.sub(r"^\s*R\s", " ", text)
+    parts = [p.strip().lstrip("\\") for p in _SEPARATORS.split(text)]
+    return tuple(p.replace(" ", "") for p in parts if p.strip())
+
+
+def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    (name,) = ctx.spec.fields
+    got, want = dimensions(answers[name]), dimensions(ctx.key[name])
+    if got == want:
+        return Outcome(ctx.points, ())
+    if len(got) != len(want):
+        return Outcome(0.0, (f"{name}: read as {' × '.join(got) or 'nothing'}; "
+                             f"a shape with {len(want)} sizes was expected",))
+    return Outcome(0.0, (f"{name}: read as {' × '.join(got)}; not the shape of the result",))
