@@ -37,7 +37,7 @@ class Batch:
         return [r for r in self.results if r.error]
 
 
-def _grader(homework_id: str, solutions: Path, graders: dict[str, Grader]) -> Grader:
+def _grader(homework_id: str, solutions: Path, graders: dict[str, Grader], gold: dict[str, Path]) -> Grader:
     if homework_id not in graders:
         try:
             homework = load_homework(homework_id)
@@ -45,26 +45,27 @@ def _grader(homework_id: str, solutions: Path, graders: dict[str, Grader]) -> Gr
             # A student naming a homework that does not exist is the student's error.
             raise SubmissionError(str(err)) from None
         keys = load_keys(solutions, homework)
-        graders[homework_id] = Grader(homework, keys, self_check=False, solutions=solutions)
+        graders[homework_id] = Grader(homework, keys, self_check=False, solutions=solutions, gold=dict(gold))
     return graders[homework_id]
 
 
 def grade_paths(paths: Iterable[Path], solutions: Path,
-                progress: Callable[[Iterable[Path]], Iterable[Path]] = lambda xs: xs) -> Batch:
+                progress: Callable[[Iterable[Path]], Iterable[Path]] = lambda xs: xs,
+                gold: dict[str, Path] | None = None) -> Batch:
     batch = Batch()
     for path in progress(list(discover(list(paths)))):
-        batch.results.append(grade_one(path, solutions, batch.graders))
+        batch.results.append(grade_one(path, solutions, batch.graders, gold or {}))
     return batch
 
 
-def grade_one(path: Path, solutions: Path, graders: dict[str, Grader]) -> Result:
+def grade_one(path: Path, solutions: Path, graders: dict[str, Grader], gold: dict[str, Path] | None = None) -> Result:
     """Grade one submission path; any failure becomes an error Result, never an exception."""
     student = path.stem if path.is_file() else path.name
     homework: str | None = None
     try:
         submission = load_submission(path)
         student, homework = submission.student, submission.homework
-        return _grader(submission.homework, solutions, graders).grade(submission)
+        return _grader(submission.homework, solutions, graders, gold or {}).grade(submission)
     except SubmissionError as err:
         return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=str(err),
                       source=str(path))
@@ -77,10 +78,11 @@ def grade_one(path: Path, solutions: Path, graders: dict[str, Grader]) -> Result
                             "course staff will grade it by hand", source=str(path))
 
 
-def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True) -> Batch:
+def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
+        gold: dict[str, Path] | None = None) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`."""
     progress = _progress if show_progress and sys.stderr.isatty() else (lambda xs: xs)
-    batch = grade_paths(paths, solutions, progress)
+    batch = grade_paths(paths, solutions, progress, gold)
     batch.out = out
     write_outputs(batch.results, out, {g.homework.id: g.homework for g in batch.graders.values()})
     return batch

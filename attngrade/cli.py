@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import EXIT_OK, EXIT_SUBMISSION_FAILED, EXIT_USAGE, AttngradeError, SubmissionError
+from .errors import EXIT_OK, EXIT_SUBMISSION_FAILED, AttngradeError, ConfigError, SubmissionError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     run.add_argument("--solutions", type=Path, default=Path("solutions"),
                      help="folder with <homework>/keys.yaml (default: ./solutions)")
+    run.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
+                     help="an instructor gold file, e.g. test=birth_test.tsv (repeatable)")
 
     problems = sub.add_parser("problems", help="list homeworks, or the parts of one homework")
     problems.add_argument("homework", nargs="?", help="a homework id")
@@ -72,7 +74,15 @@ def _check(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .batch import run
 
-    batch = run(args.paths, args.out, args.solutions)
+    gold = {}
+    for item in args.gold:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ConfigError(f"--gold takes NAME=PATH, got {item!r}")
+        if not Path(path).is_file():
+            raise ConfigError(f"--gold {name}: no file at {path}")
+        gold[name] = Path(path)
+    batch = run(args.paths, args.out, args.solutions, gold=gold)
     failed = batch.failed
     print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")

@@ -40,6 +40,8 @@ class CheckSpec:
     fields: tuple[str, ...]
     points: float
     params: Mapping[str, Any] = field(default_factory=dict)
+    optional: tuple[str, ...] = ()  # fields the check can do without (it says what is missing)
+    scale: float = 1.0  # a homework's points over the problem's own: point values in params scale too
 
 
 @dataclass(frozen=True)

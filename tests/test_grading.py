@@ -25,7 +25,7 @@ def test_full_marks_example(grader, root):
         assert parts[pid].status == "correct", parts[pid].feedback
     assert parts["1e.i"].status == "manual" and parts["1e.i"].score == 2  # c2 and possible; 'why' waits
     assert parts["1a"].status == "manual"
-    assert result.score == 13 and result.max_score == 21
+    assert result.score == 13 and result.max_score == 61
 
 
 def test_seeds_get_what_a_ta_would_give(grader, root):

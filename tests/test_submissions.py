@@ -69,4 +69,7 @@ def test_missing_homework_key(tmp_path):
 
 def test_discover_a_class_folder(root):
     found = list(discover([root / "examples/cs224n-w21-a5"]))
-    assert len(found) >= 6 and all(p.suffix == ".yaml" for p in found)
+    files = [p for p in found if p.is_file()]
+    folders = [p for p in found if p.is_dir()]
+    assert len(files) >= 6 and all(p.suffix == ".yaml" for p in files)
+    assert {"parachutel", "SarahLuym"} <= {p.name for p in folders}  # submission folders with their files

@@ -6,7 +6,7 @@ reader finds every check here and a problem file cannot reach anything else.
 
 from __future__ import annotations
 
-from . import attention, choice, dimensions, equivalent, manual, rotation
+from . import accuracy, attention, choice, dimensions, equivalent, manual, rotation
 from .base import Check, Context, Outcome
 
 REGISTRY: dict[str, Check] = {
@@ -20,6 +20,8 @@ REGISTRY: dict[str, Check] = {
               doc="a query (or one per head) whose attention weights tend to a target"),
         Check("attention_qkv", attention.check_qkv,
               doc="V, K, Q whose self-attention outputs tend to targets as β grows"),
+        Check("accuracy_file", accuracy.check,
+              doc="a prediction file's accuracy recomputed against gold, with the reported numbers"),
         Check("shift_block", rotation.check,
               doc="a 2×2 block that advances (sin ωt, cos ωt) by one step, for every t"),
         Check("dimensions", dimensions.check, needs_key=True, doc="a shape such as t × n, against the key"),

@@ -112,7 +112,7 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if constant and right_shape and p.get("unscaled_points"):
         share = float(final[on_target[0]])
         return Outcome(
-            float(p["unscaled_points"]),
+            ctx.scaled(p["unscaled_points"]),
             (
                 f"your q points the right way but stays small: the weights are {described} "
                 f"(n = {n}), so every other value still leaks into c",
@@ -269,12 +269,12 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     partial = p.get("partial", {})
     if "values" in partial:
         if all(_converges(e) for e in value_errors.values()):
-            earned += float(partial["values"]["points"])
+            earned += ctx.scaled(partial["values"]["points"])
             shown = " and ".join(f"v{j} = {coords.show(required_values[j])}" for j in sorted(required_values))
             feedback.append(f"credit for V: it gives {shown} as needed")
     if "routing" in partial and attend:
         if all(final[i - 1][j - 1] >= SATURATED for i, j in attend.items()):
-            earned += float(partial["routing"]["points"])
+            earned += ctx.scaled(partial["routing"]["points"])
             shown = " and ".join(f"query {i} to x{j}" for i, j in sorted(attend.items()))
             feedback.append(f"credit for Q and K: they send {shown} as needed")
     return Outcome(min(earned, ctx.points), tuple(feedback), evidence)

@@ -40,6 +40,10 @@ class Context:
         """The symbol table of the check's first field (a field may override the part's)."""
         return self.part.table_for(self.spec.fields[0])
 
+    def scaled(self, points: Any) -> float:
+        """A point value from the params, in this homework's points."""
+        return float(points) * self.spec.scale
+
     @property
     def points(self) -> float:
         return self.spec.points

@@ -3,8 +3,10 @@
 Every variable is positive and may grow without bound, alone or with the others, so
 the comparison is of f/g along growth paths: x_i = t^(a_i) for an exponent vector
 a ≥ 0 (a variable with a_i = 0 stays fixed at a moderate value), with t → ∞. The
-paths are each variable alone, all together, every pair together, a grid of small
-integer exponent vectors and a few seeded random positive ones.
+basic paths are each variable alone, all together and every pair together; then a
+grid of small integer exponent vectors (every vector in {0..3}^n up to three
+variables, {0..2}^n for four, rates 2:1 for each ordered pair beyond) and a few
+random positive ones, seeded per part so a rerun gives the same verdict.
 
 On one path each side is worked out exactly, not sampled: a sum of products of
 powers and logs of the variables tends to c · t^p · (log t)^q · (log log t)^r, and
@@ -12,7 +14,8 @@ the triple (p, q, r) is its order. Log factors are therefore told apart exactly
 (O(N log N) is not O(N)); there is no slope tolerance to tune. What this cannot
 follow (exponentials, powers with a variable exponent, leading terms that cancel,
 functions) is decided on the basic paths by sympy's `limit` of f/g under a time
-budget; if that does not settle it either, the answer goes to course staff.
+budget (the other paths are skipped for it); if that does not settle every basic
+path and no path showed the answer wrong, the answer goes to course staff.
 
 Verdicts: f/g tends to a positive constant on every path → same order (full marks,
 with a note when constant factors or lower-order terms were left inside the O);
@@ -227,16 +230,16 @@ def _describe(path: Path, names: Sequence[str]) -> str:
         return f"when {growing[0][0]} grows{rest}"
     if len({a for _, a in growing}) == 1:
         return f"when {_and([n for n, _ in growing])} grow together{rest}"
-    scale = math.lcm(*(a.denominator for _, a in growing))
-    like = [f"{name} like {_power(a * scale)}" for name, a in growing]
+    base, low = min(growing, key=lambda g: g[1])
+    like = [f"{name} like {_power(base, a / low)}" for name, a in growing if name != base]
     like[0] = like[0].replace(" like ", " grows like ", 1)
     return f"when {_and(like)}{rest}"
 
 
-def _power(a: Fraction) -> str:
+def _power(name: str, a: Fraction) -> str:
     if a == 1:
-        return "t"
-    return f"t^{a}" if a.denominator == 1 else f"t^({a})"
+        return name
+    return f"{name}^{a}" if a.denominator == 1 else f"{name}^({a})"
 
 
 def _and(names: Sequence[str]) -> str:
@@ -250,19 +253,18 @@ class _Comparison:
     faster: Path | None = None
     slower: Path | None = None
     invalid: Path | None = None
-    exact: bool = True  # every path was decided by the exact analysis
 
 
 class _Orders:
     """Compares answers with one key over one set of variables and paths."""
 
-    def __init__(self, key: Any, variables: Sequence[Any], constants: Mapping[Any, float], seed: int, shown: str):
+    def __init__(self, key: Any, variables: Sequence[Any], constants: Mapping[Any, float], seed: int, label: str):
         self.key = key
         self.variables = list(variables)
         self.index = {x: i for i, x in enumerate(self.variables)}
         self.constants = dict(constants)
         self.paths, self.n_basic = _paths(len(self.variables), seed)
-        self.shown = shown
+        self.label = label  # "part 2a, field cost", for configuration errors
         self.budget = FALLBACK_SECONDS
         try:
             self.key_node: Node | None = _compile(key, self.index, self.constants)
@@ -275,7 +277,7 @@ class _Orders:
             self._key_growth[path] = self.key_node(path)
         g = self._key_growth[path]
         if g is None or g.coef <= 0:
-            raise ConfigError(f"the key {self.shown} is not a positive order of growth "
+            raise ConfigError(f"{self.label}: the key {_shown(self.key)} is not a positive order of growth "
                               f"{_describe(path, [reading(x) for x in self.variables])}")
         return g
 
@@ -327,13 +329,12 @@ class _Orders:
             try:
                 verdict = self._exact(node, path)
             except _Unsupported:
-                out.exact = False
                 if not fallback or number >= self.n_basic:
                     undecided |= number < self.n_basic
                     continue
                 verdict = self._limit(expr, path)
             if verdict == INVALID:
-                return _Comparison(INVALID, invalid=path, exact=out.exact)
+                return _Comparison(INVALID, invalid=path)
             if verdict == UNDECIDED:
                 undecided = True
             elif verdict == FASTER and out.faster is None:
@@ -356,7 +357,7 @@ class _Orders:
 
 # -- the check -----------------------------------------------------------------------------
 def _variables(ctx: Context, exprs: Sequence[Any]) -> tuple[list[Any], dict[Any, float]]:
-    table = ctx.part.table
+    table = ctx.table  # the field's own symbols, if it declares them
     free: set[Any] = set()
     for e in exprs:
         free |= {s for s in e.free_symbols if isinstance(s, sympy.Symbol)}
@@ -407,13 +408,16 @@ def _shown(expr: Any) -> str:
 
 def _tidiness(expr: Any, orders: _Orders) -> tuple[str | None, str | None]:
     """A note on constant factors or lower-order terms left inside the O, and the tidy form."""
-    variables = orders.variables
+    # A symbol the key itself uses is not a factor to drop, even when it does not grow.
+    variables = sorted(set(orders.variables) | orders.key.free_symbols, key=lambda x: x.name)
     terms = list(expr.args) if isinstance(expr, sympy.Add) else [expr]
     needed = list(terms)
-    if len(terms) > 1:
+    if len(terms) > 1:  # a lower-order term is smaller than the key somewhere and nothing without it
         for term in terms:
             rest = [x for x in needed if x is not term]
-            if rest and orders.compare(sympy.Add(*rest), fallback=False).verdict == SAME:
+            size = -term if term.could_extract_minus_sign() else term
+            if (rest and orders.compare(size, fallback=False).verdict == SLOWER
+                    and orders.compare(sympy.Add(*rest), fallback=False).verdict == SAME):
                 needed = rest
     lower = len(needed) < len(terms)
     constant = any(_bare(x, variables) != x for x in needed)
@@ -441,7 +445,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     f, g = answer.expr, key.expr
     loose_points = _loose_points(ctx)
     variables, constants = _variables(ctx, [f, g])
-    orders = _Orders(g, variables, constants, ctx.seed, _shown(g))
+    orders = _Orders(g, variables, constants, ctx.seed, f"part {ctx.part.id}, field {name}")
     result = orders.compare(f)
     yours, expected = _shown(f), reading(g)
     evidence: dict[str, Any] = {"order": result.verdict}

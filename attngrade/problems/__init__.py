@@ -46,9 +46,21 @@ def load_homework(homework_id: str) -> Homework:
     data = _read("homeworks", homework_id)
     problems = []
     for entry in data.get("problems", []):
-        ref = entry if isinstance(entry, str) else entry.get("id")
-        overrides = {} if isinstance(entry, str) else dict(entry.get("points", {}))
-        problems.append(load_problem(ref, tuple(sorted(overrides.items()))))
+        entry = {"id": entry} if isinstance(entry, str) else dict(entry)
+        problem = load_problem(entry["id"])
+        selected = entry.get("parts")
+        points = entry.get("points", {})
+        if isinstance(points, (int, float)):  # one value for every part, e.g. "2 per question"
+            points = {p.id: points for p in problem.parts}
+        overrides = tuple(sorted((str(k), float(v)) for k, v in points.items()))
+        problem = load_problem(entry["id"], overrides)
+        if selected is not None:
+            unknown = set(map(str, selected)) - {p.id for p in problem.parts}
+            if unknown:
+                raise ConfigError(f"homeworks/{homework_id}.yaml: problem {entry['id']} has no parts {sorted(unknown)}")
+            problem = Problem(problem.id, problem.title, problem.source, problem.intro,
+                              tuple(p for p in problem.parts if p.id in set(map(str, selected))))
+        problems.append(problem)
     return Homework(
         id=data["id"], title=data.get("title", ""), course=data.get("course", ""), problems=tuple(problems)
     )
@@ -84,15 +96,19 @@ def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[st
         unknown = set(c.get("fields", [])) - names
         if unknown:
             raise ConfigError(f"{where}: check {c.get('check')} names unknown fields {sorted(unknown)}")
+        optional = tuple(c.get("optional", ()))
+        if set(optional) - set(c.get("fields", [])):
+            raise ConfigError(f"{where}: check {c.get('check')}: optional fields must be among its fields")
         checks.append(CheckSpec(check=c["check"], fields=tuple(c["fields"]), points=float(c["points"]),
-                                params=c.get("params", {})))
+                                params=c.get("params", {}), optional=optional))
     points = float(raw["points"])
     total = sum(c.points for c in checks)
     if abs(total - points) > 1e-9:
         raise ConfigError(f"{where}: checks add up to {total} points, the part says {points}")
     if pid in overrides:
         scale = float(overrides[pid]) / points if points else 0.0
-        checks = [CheckSpec(c.check, c.fields, c.points * scale, c.params) for c in checks]
+        checks = [CheckSpec(c.check, c.fields, c.points * scale, c.params, c.optional, c.scale * scale)
+                  for c in checks]
         points = float(overrides[pid])
     return Part(id=pid, points=points, statement=str(raw.get("statement", "")).strip(), fields=fields,
                 checks=tuple(checks), table=table, problem=problem_id)

@@ -1,0 +1,346 @@
+"""accuracy_file on real CS224N W21 A5 prediction files (tests/data/predictions, see its README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attngrade.checkers.accuracy import check, packaged_gold, prediction_lines
+from attngrade.checkers.base import Context
+from attngrade.errors import ConfigError
+from attngrade.mathlang import SymbolTable
+from attngrade.reading import FieldError, read_field
+from attngrade.records import CheckSpec, Field, Part
+
+PREDICTIONS = Path(__file__).resolve().parent.parent / "data" / "predictions"
+PARACHUTEL = PREDICTIONS / "parachutel"
+SARAH = PREDICTIONS / "SarahLuym"
+SMIDTFAB = PREDICTIONS / "smidtfab"
+DEV = "vanilla.pretrain.dev.predictions"  # parachutel: 133/500
+SYNTH = "synthesizer.pretrain.dev.predictions"
+
+
+def grade(folder: Path, filename: str, params: dict | None = None, *, points: float = 6.0,
+          numbers: dict[str, str] | None = None, compare: str | None = None, gold: dict | None = None):
+    """Read the files and numbers as the grader does, then run accuracy_file on them."""
+    fields = [Field("predictions", "file", filename=filename)]
+    if compare:
+        fields.append(Field("vanilla", "file", filename=compare))
+    for name in numbers or {}:
+        fields.append(Field(name, "number", percent=True))
+    spec = CheckSpec("accuracy_file", tuple(f.name for f in fields), points, params or {})
+    part = Part("2x", points, "", tuple(fields), (spec,), SymbolTable.from_data(None), problem="test")
+    answers = {f.name: read_field(part, f, None, folder) for f in fields if f.kind == "file"}
+    answers.update({name: read_field(part, part.field(name), text) for name, text in (numbers or {}).items()})
+    return check(answers, Context(part=part, spec=spec, gold=gold or {}))
+
+
+def lines_of(path: Path) -> list[str]:
+    return prediction_lines(path.read_text(encoding="utf-8"))[0]
+
+
+def write(folder: Path, name: str, data: bytes) -> Path:
+    (folder / name).write_bytes(data)
+    return folder
+
+
+# -- the recomputed accuracy ----------------------------------------------------------
+def test_packaged_dev_gold():
+    gold = packaged_gold("dev")
+    assert len(gold) == 500
+    assert gold[:3] == ("Atlanta", "Berlin", "England")
+    assert gold.count("London") == 25
+
+
+@pytest.mark.parametrize("filename, correct, shown", [
+    ("vanilla.nopretrain.dev.predictions", 9, "9/500 = 1.8%"),
+    ("vanilla.pretrain.dev.predictions", 133, "133/500 = 26.6%"),
+    ("synthesizer.pretrain.dev.predictions", 35, "35/500 = 7.0%"),
+])
+def test_parachutel_dev_accuracies(filename, correct, shown):
+    outcome = grade(PARACHUTEL, filename)
+    assert outcome.earned == 6.0
+    assert outcome.feedback == (f"{filename}: {shown} correct on the dev set",)
+    info = outcome.evidence["accuracy:predictions"]
+    assert (info["correct"], info["total"], info["lines"], info["scored"]) == (correct, 500, 500, True)
+    assert "flags" not in outcome.evidence
+
+
+@pytest.mark.parametrize("reported", ["26.6%", "26.6", "0.266", "133/500", "26.4%", "26.8"])
+def test_reported_accuracy_that_agrees(reported):
+    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": reported})
+    assert outcome.earned == 6.0  # file 3 + reported 3
+    assert f"accuracy {reported}: agrees with the file's 133/500 = 26.6%" in outcome.feedback
+    assert "flags" not in outcome.evidence
+
+
+def test_reported_accuracy_that_does_not_agree():
+    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": "30%"})
+    assert outcome.earned == 3.0  # the file's share only
+    assert ("accuracy 30% does not match the file, which scores 133/500 = 26.6%; "
+            "they must agree within one prediction (1/500)") in outcome.feedback
+    assert "flags" not in outcome.evidence  # 30% is 150/500: a possible count
+
+
+def test_reported_accuracy_off_by_two_predictions_is_rejected():
+    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": "27.0%"})
+    assert outcome.earned == 3.0
+
+
+def test_reported_accuracy_that_is_no_count_of_500_is_flagged_not_told():
+    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": "26.63%"})
+    assert outcome.earned == 6.0  # within one prediction, so it still agrees
+    assert outcome.evidence["flags"] == [
+        "2x: reported accuracy 26.63% is not k/500 for any whole k, so it was not computed from 500 predictions"
+    ]
+    assert not any("k/500" in line for line in outcome.feedback)
+
+
+def test_pass_line_met_and_missed():
+    met = grade(PARACHUTEL, DEV, {"pass_line": 0.10}, points=10)
+    assert met.earned == 10.0
+    assert "133/500 = 26.6% reaches the pass line of 10.0%" in met.feedback
+    missed = grade(PARACHUTEL, "vanilla.nopretrain.dev.predictions", {"pass_line": 0.10}, points=10)
+    assert missed.earned == 5.0
+    assert "9/500 = 1.8% is below the pass line of 10.0%" in missed.feedback
+
+
+def test_weights_split_the_points():
+    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy", "pass_line": 0.10,
+                                      "weights": {"file": 1, "reported": 1, "pass_line": 3}},
+                    points=10, numbers={"accuracy": "40%"})
+    assert outcome.earned == pytest.approx(8.0)  # 2 for the file, 6 for the pass line, 0 of 2 reported
+
+
+# -- the London baseline --------------------------------------------------------------
+@pytest.mark.parametrize("answer", ["5", "5%", "0.05", "25/500", "5.0 %"])
+def test_london_baseline_accepted(answer):
+    outcome = grade(PARACHUTEL, DEV, {"baseline": "london"}, numbers={"london": answer})
+    assert outcome.earned == 6.0
+    assert outcome.feedback[-1] == f"london {answer}: right, always predicting London scores that on the dev set"
+    assert outcome.evidence["baseline"]["expected"] == "25/500"
+
+
+def test_london_baseline_as_the_count_is_rejected():
+    outcome = grade(PARACHUTEL, DEV, {"baseline": "london"}, numbers={"london": "25%"})
+    assert outcome.earned == 3.0
+    assert outcome.feedback[-1] == ("london 25%: 25 is how many dev rows have London as the answer, a count, "
+                                    "not a percentage; the accuracy is that count out of the 500 dev rows")
+
+
+@pytest.mark.parametrize("answer", ["4.55%", "0.0455", "91/2000"])
+def test_london_baseline_on_training_data_is_rejected(answer):
+    outcome = grade(PARACHUTEL, DEV, {"baseline": "london"}, numbers={"london": answer})
+    assert outcome.earned == 3.0
+    assert outcome.feedback[-1] == (f"london {answer}: that is London's share of the training file "
+                                    "(91 of its 2000 rows); the baseline is measured on the dev set")
+
+
+def test_london_baseline_other_wrong_value_does_not_give_the_answer_away():
+    outcome = grade(PARACHUTEL, DEV, {"baseline": "london"}, numbers={"london": "7%"})
+    assert outcome.earned == 3.0
+    assert outcome.feedback[-1] == "london 7%: not the accuracy of always predicting London on the dev set"
+    assert not any("5%" in line or "25" in line for line in outcome.feedback)
+
+
+def test_baseline_is_scored_even_when_the_file_is_misaligned():
+    outcome = grade(SARAH, SYNTH, {"baseline": "london", "reported": "accuracy"},
+                    numbers={"london": "5%", "accuracy": "7%"})
+    assert outcome.earned == 2.0  # the baseline's third of 6
+    assert "accuracy 7%: not compared, the prediction file could not be scored" in outcome.feedback
+
+
+# -- files with the wrong number of lines ---------------------------------------------
+def test_sarahluym_492_lines_is_misaligned_not_scored():
+    assert len(lines_of(SARAH / SYNTH)) == 492
+    outcome = grade(SARAH, SYNTH, {"pass_line": 0.05})
+    assert outcome.earned == 0.0
+    assert outcome.feedback[0] == (f"{SYNTH} has 492 lines but the dev set has 500: one prediction per line, "
+                                   "in order, is needed, so it was not scored")
+    where = outcome.feedback[1]
+    assert where.startswith(f"{SYNTH}: comparing with the gold (an estimate), the lines stop lining up between")
+    assert "as if lines were lost" in where
+    assert outcome.feedback[2] == "pass line of 5.0%: not reached, the prediction file could not be scored"
+    info = outcome.evidence["accuracy:predictions"]
+    assert (info["lines"], info["expected"], info["scored"]) == (492, 500, False)
+
+
+def test_a_deleted_line_is_located(tmp_path):
+    lines = lines_of(PARACHUTEL / DEV)
+    del lines[199]  # line 200
+    folder = write(tmp_path, DEV, ("\n".join(lines) + "\n").encode())
+    outcome = grade(folder, DEV)
+    assert outcome.earned == 0.0
+    assert "499 lines but the dev set has 500" in outcome.feedback[0]
+    # the named range holds line 200, and the shift is one line down
+    assert "between line 193 and line 201" in outcome.feedback[1]
+    assert "your line 201 fits gold line 202" in outcome.feedback[1]
+
+
+def test_a_truncated_file_is_said_to_miss_its_end(tmp_path):
+    lines = lines_of(PARACHUTEL / DEV)[:490]
+    folder = write(tmp_path, DEV, ("\n".join(lines) + "\n").encode())
+    outcome = grade(folder, DEV)
+    assert outcome.feedback[1] == (f"{DEV}: comparing with the gold (an estimate), your predictions fit the gold "
+                                   "in place up to line 490, so the missing lines are probably at the end")
+
+
+def test_one_answer_repeated_gives_no_location(tmp_path):
+    folder = write(tmp_path, DEV, b"London\n" * 499)
+    outcome = grade(folder, DEV)
+    assert outcome.feedback[1] == f"{DEV}: comparing with the gold could not tell where the lines stop lining up"
+
+
+def test_empty_file(tmp_path):
+    folder = write(tmp_path, DEV, b"")
+    outcome = grade(folder, DEV, {"reported": "accuracy", "pass_line": 0.1}, numbers={"accuracy": "0%"})
+    assert outcome.earned == 0.0
+    assert outcome.feedback[0] == (f"{DEV} is empty: the dev set needs 500 predictions, one per line; "
+                                   "it was not scored")
+
+
+def test_a_lone_newline_is_one_empty_prediction(tmp_path):
+    folder = write(tmp_path, DEV, b"\n")
+    outcome = grade(folder, DEV)
+    assert outcome.evidence["accuracy:predictions"]["lines"] == 1
+    assert outcome.earned == 0.0
+
+
+# -- line endings and odd content ----------------------------------------------------
+def test_crlf_copy_scores_the_same_and_says_so(tmp_path):
+    data = (PARACHUTEL / DEV).read_bytes().replace(b"\n", b"\r\n")
+    outcome = grade(write(tmp_path, DEV, data), DEV)
+    assert outcome.earned == 6.0
+    assert outcome.feedback == (
+        f"{DEV}: 500 lines ended in \\r\\n (Windows line endings); the \\r was dropped before comparing",
+        f"{DEV}: 133/500 = 26.6% correct on the dev set",
+    )
+    assert outcome.evidence["accuracy:predictions"]["crlf_dropped"] == 500
+
+
+def test_a_stray_carriage_return_is_part_of_the_prediction(tmp_path):
+    gold = packaged_gold("dev")
+    data = "".join(f"{place}\r\n" for place in gold[:499]) + gold[499] + "\r"  # last line unterminated
+    outcome = grade(write(tmp_path, DEV, data.encode()), DEV)
+    info = outcome.evidence["accuracy:predictions"]
+    assert (info["lines"], info["crlf_dropped"], info["correct"]) == (500, 499, 499)
+
+
+def test_spaces_around_predictions_are_counted_wrong_and_explained(tmp_path):
+    lines = lines_of(PARACHUTEL / DEV)
+    gold = packaged_gold("dev")
+    right = [i for i, (p, g) in enumerate(zip(lines, gold)) if p == g][:3]
+    for i in right:
+        lines[i] = f" {lines[i]} "
+    outcome = grade(write(tmp_path, DEV, ("\n".join(lines) + "\n").encode()), DEV)
+    assert f"{DEV}: 130/500 = 26.0% correct on the dev set" in outcome.feedback
+    assert (f"{DEV}: 3 predictions differ from the answer only by surrounding spaces; the comparison is exact, "
+            "so they count as wrong") in outcome.feedback
+
+
+def test_odd_lines_are_just_wrong_predictions(tmp_path):
+    lines = lines_of(PARACHUTEL / DEV)
+    gold = packaged_gold("dev")
+    odd = ["\x01\x02\x7f", "\u2028", "Lon\u0085don", "\t\t", "\x0b\x0c", "x" * 100_000, "\ufffd\ufffd",
+           "London\u200b", "\U0001F600", "<script>"]
+    lost = sum(1 for i in range(len(odd)) if lines[i] == gold[i])
+    lines[:len(odd)] = odd
+    outcome = grade(write(tmp_path, DEV, ("\n".join(lines) + "\n").encode("utf-8")), DEV)
+    info = outcome.evidence["accuracy:predictions"]
+    assert info["lines"] == 500  # \u2028, \x85, \x0b, \x0c do not split lines
+    assert info["correct"] == 133 - lost
+    assert not any("x" * 50 in line or "\x01" in line for line in outcome.feedback)
+
+
+def test_bytes_that_are_not_utf8_stop_at_reading(tmp_path):
+    folder = write(tmp_path, DEV, b"Paris\n\xff\xfeLondon\n")
+    with pytest.raises(FieldError, match="is not UTF-8 text"):
+        grade(folder, DEV)
+
+
+# -- integrity flags -----------------------------------------------------------------
+def test_smidtfab_synthesizer_is_flagged():
+    outcome = grade(SMIDTFAB, SYNTH, {"compare_with": "vanilla", "pass_line": 0.05},
+                    compare="vanilla.pretrain.dev.predictions")
+    assert outcome.earned == 6.0  # a flag never changes the score
+    assert outcome.evidence["accuracy:predictions"]["correct"] == 131
+    assert outcome.evidence["accuracy:vanilla"]["correct"] == 134
+    assert outcome.evidence["flags"] == [
+        f"2x: {SYNTH} scores 131/500 = 26.2%, not clearly below vanilla.pretrain.dev.predictions at "
+        "134/500 = 26.8% (margin 2.0%); check that the synthesizer attention was actually used"
+    ]
+    assert not any("synthesizer attention" in line or "vanilla" in line for line in outcome.feedback)
+
+
+def test_parachutel_synthesizer_is_not_flagged():
+    outcome = grade(PARACHUTEL, SYNTH, {"compare_with": "vanilla"}, compare="vanilla.pretrain.dev.predictions")
+    assert outcome.evidence["accuracy:vanilla"]["correct"] == 133
+    assert "flags" not in outcome.evidence
+
+
+def test_smidtfab_not_flagged_with_a_zero_margin():
+    outcome = grade(SMIDTFAB, SYNTH, {"compare_with": "vanilla", "flag_margin": 0},
+                    compare="vanilla.pretrain.dev.predictions")
+    assert "flags" not in outcome.evidence  # 26.2% is below 26.8%: only the margin catches it
+
+
+def test_no_flag_when_one_file_is_misaligned():
+    outcome = grade(SARAH, SYNTH, {"compare_with": "vanilla"}, compare="vanilla.pretrain.dev.predictions")
+    assert "flags" not in outcome.evidence
+
+
+# -- the test set ---------------------------------------------------------------------
+TEST_FILE = "vanilla.pretrain.test.predictions"
+
+
+def test_test_gold_absent_checks_the_line_count_only():
+    outcome = grade(PARACHUTEL, TEST_FILE, {"gold": "test", "pass_line": 0.10}, points=4)
+    assert outcome.earned == 2.0  # the file's half; the pass line waits for the gold
+    assert outcome.unchecked
+    assert outcome.feedback == (f"{TEST_FILE}: read, 437 lines as expected; it is scored against the test set, "
+                                "which only course staff have",)
+    assert "correct" not in outcome.evidence["accuracy:predictions"]
+
+
+def test_test_gold_absent_and_wrong_line_count(tmp_path):
+    lines = lines_of(PARACHUTEL / TEST_FILE)[:430]
+    outcome = grade(write(tmp_path, TEST_FILE, ("\n".join(lines) + "\n").encode()), TEST_FILE, {"gold": "test"})
+    assert outcome.earned == 0.0
+    assert not outcome.unchecked
+    assert outcome.feedback == (f"{TEST_FILE} has 430 lines but the test set has 437: one prediction per line, "
+                                "in order, is needed, so it was not scored",)
+
+
+def test_test_gold_supplied(tmp_path):
+    predictions = lines_of(PARACHUTEL / TEST_FILE)
+    assert len(predictions) == 437
+    # a made-up gold: the student's first 50 answers are right, the rest wrong
+    gold = [f"Where was Person {i} born?\t{p if i < 50 else 'Nowhere'}" for i, p in enumerate(predictions)]
+    path = tmp_path / "birth_test.tsv"
+    path.write_text("\n".join(gold) + "\n", encoding="utf-8")
+    outcome = grade(PARACHUTEL, TEST_FILE, {"gold": "test", "pass_line": 0.10}, points=4, gold={"test": path})
+    assert outcome.earned == 4.0
+    assert not outcome.unchecked
+    assert outcome.feedback == (f"{TEST_FILE}: 50/437 = 11.44% correct on the test set",
+                                "50/437 = 11.44% reaches the pass line of 10.0%")
+
+
+def test_test_gold_of_the_wrong_length_is_a_config_error(tmp_path):
+    path = tmp_path / "birth_test.tsv"
+    path.write_text("Where was A born?\tParis\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="has 1 lines"):
+        grade(PARACHUTEL, TEST_FILE, {"gold": "test", "lines": 437}, gold={"test": path})
+
+
+# -- configuration -------------------------------------------------------------------
+@pytest.mark.parametrize("params, message", [
+    ({"threshold": 0.1}, "unknown params"),
+    ({"pass_line": 10}, "pass_line must be a fraction"),
+    ({"reported": "nope"}, "not one of the check's fields"),
+    ({"weights": {"bonus": 1}}, "weights maps"),
+    ({"gold": "held-out"}, "has no 'lines' param"),
+])
+def test_bad_params_are_config_errors(params, message):
+    with pytest.raises(ConfigError, match=message):
+        grade(PARACHUTEL, DEV, params)
