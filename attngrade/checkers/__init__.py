@@ -6,7 +6,7 @@ reader finds every check here and a problem file cannot reach anything else.
 
 from __future__ import annotations
 
-from . import accuracy, attention, choice, dimensions, equivalent, manual, rotation
+from . import accuracy, attention, bigo, choice, dimensions, equivalent, manual, rotation
 from .base import Check, Context, Outcome
 
 REGISTRY: dict[str, Check] = {
@@ -14,6 +14,8 @@ REGISTRY: dict[str, Check] = {
     for c in (
         Check("equivalent", equivalent.check, needs_key=True,
               doc="the formula equals the key (expansion, random instances, simplify)"),
+        Check("bigO", bigo.check, needs_key=True,
+              doc="an order of growth O(...) compared with the key's by limits along growth paths"),
         Check("choice", choice.check, needs_key=True, doc="yes/no or one of several options, against the key"),
         Check("manual", manual.check, doc="free text, scored by a person"),
         Check("attention_query", attention.check_query,

@@ -527,11 +527,23 @@ def _split_known(text: str, table: SymbolTable) -> list[tuple[str, int]] | None:
     return pieces if len(pieces) > 1 else None
 
 
+class OneByOne(MatrixElement):
+    """The scalar in a 1×1 product such as x^T y.
+
+    sympy's MatrixElement expands itself into an explicit Sum over indices whenever an
+    expression around it is evaluated; an inner product of symbolic vectors must stay
+    an inner product (and a declared feature map has no entries to sum at all).
+    """
+
+    def doit(self, **hints: Any) -> "OneByOne":
+        return self
+
+
 def _entry(product: Any) -> Any:
     """The scalar in a 1×1 product, kept as `(x^T y)[0,0]` rather than expanded to a Sum."""
     if isinstance(product, sympy.MatrixBase):
         return product[0, 0]
-    return MatrixElement(product, 0, 0)
+    return OneByOne(product, 0, 0)
 
 
 def _short(value: Any) -> str:

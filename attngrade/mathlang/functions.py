@@ -74,7 +74,7 @@ def _positive_features(rows: int, rng: np.random.Generator, sigma: float) -> Cal
         x = np.asarray(x, dtype=float).reshape(-1, 1)
         if x.shape[0] not in cache:
             cache[x.shape[0]] = rng.normal(size=(rows, x.shape[0]))
-        return np.exp(cache[x.shape[0]] @ x - float(x.T @ x) / 2) / np.sqrt(rows)
+        return np.exp(cache[x.shape[0]] @ x - float((x.T @ x)[0, 0]) / 2) / np.sqrt(rows)
 
     return apply
 
