@@ -88,6 +88,10 @@ def _run(args: argparse.Namespace) -> int:
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")
     for result in failed:
         print(f"  not graded: {result.error}", file=sys.stderr)
+    for result in batch.results:
+        for verdict in result.parts:
+            for flag in verdict.flags:
+                print(f"  flag (staff only): {result.student} {verdict.part}: {flag}")
     return EXIT_SUBMISSION_FAILED if failed else EXIT_OK
 
 

@@ -141,6 +141,9 @@ class Grader:
             unchecked |= outcome.unchecked
             if outcome.unchecked:
                 undecided += spec.points - outcome.earned
+            elif outcome.pending and spec.check != "manual":
+                undecided += spec.points - outcome.earned  # the check could not decide: a person will
+                machine_max -= spec.points - outcome.earned
         if unchecked and not self.self_check:
             # An instructor run that lacks what a check needs (e.g. test gold): a person decides
             # the points that check could not settle.

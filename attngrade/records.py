@@ -125,8 +125,13 @@ class Verdict:
     answers: Mapping[str, str] = field(default_factory=dict)  # field -> what was written
     evidence: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def flags(self) -> list[str]:
+        """Integrity warnings for course staff only; they never change the score."""
+        return list(self.evidence.get("flags", []))
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.part,
             "score": self.score,
             "max_score": self.max_score,
@@ -134,6 +139,9 @@ class Verdict:
             "feedback": list(self.feedback),
             "readings": dict(self.readings),
         }
+        if self.flags:
+            out["flags"] = self.flags
+        return out
 
 
 @dataclass(frozen=True)

@@ -98,10 +98,11 @@ class Builder:
         end = sub[0].end_pos if sub else rbrace.end_pos
         return self._resolve(text, style.start_pos, end)
 
-    def func(self, children: list) -> Node:
-        (tok,) = children
+    def func_apply(self, children: list) -> Node:
+        tok, arg = children
         fname = tok.value.lstrip("\\")
-        return Node(BUILTIN_FUNCTIONS[fname], FUNCTION, tok.start_pos, tok.end_pos, word=fname)
+        func = Node(BUILTIN_FUNCTIONS[fname], FUNCTION, tok.start_pos, tok.end_pos, word=fname)
+        return self._apply(func, [arg], tok.start_pos, arg.end)
 
     def top(self, children: list) -> Node:
         (tok,) = children

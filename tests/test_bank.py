@@ -1,0 +1,130 @@
+"""The whole bank: every homework grades its example class, and the seeds get a TA's verdicts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from attngrade.cli import main
+from attngrade.grading import Grader
+from attngrade.keys import load_keys
+from attngrade.problems import homework_ids, load_homework
+from attngrade.submissions import load_submission
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def grade_file(homework: str, path: str):
+    hw = load_homework(homework)
+    result = Grader(hw, load_keys(ROOT / "solutions", hw)).grade(load_submission(ROOT / path))
+    return {v.part: v for v in result.parts}
+
+
+def grade_answer(homework: str, part_id: str, answer):
+    hw = load_homework(homework)
+    return Grader(hw, load_keys(ROOT / "solutions", hw)).grade_part(hw.part(part_id), answer)
+
+
+def test_problems_lists_all_five_homeworks(capsys):
+    assert main(["problems"]) == 0
+    out = capsys.readouterr().out
+    for homework in ("cs224n-w21-a5", "mimuw-2022-p4", "eecs182-sp23-transformers", "eecs182-fa22-hw8",
+                     "nyu-dl-transformer"):
+        assert homework in out
+
+
+@pytest.mark.parametrize("homework", homework_ids())
+def test_run_works_for_every_homework(homework, tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(ROOT / "examples" / homework), "-o", str(out),
+                 "--solutions", str(ROOT / "solutions")]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results and all(r["homework"] == homework and "error" not in r for r in results)
+
+
+@pytest.mark.parametrize("homework", ["mimuw-2022-p4", "cs224n-w21-a5"])
+def test_seed_000_london_25_percent_is_a_count(homework):
+    part = grade_file(homework, f"examples/{homework}/seed-000.yaml")["2d"]
+    assert any("25 is how many dev rows have London" in line for line in part.feedback)
+    right = grade_answer(homework, "2d", {"london": "5%"})
+    assert right.score > part.score  # the same part with the right baseline earns its share
+
+
+def test_seed_004_beta_is_backwards_twice():
+    parts = grade_file("nyu-dl-transformer", "examples/nyu-dl-transformer/seed-004.yaml")
+    for pid, said, expected in (("1.1c", "small", "large"), ("1.1d", "large", "small")):
+        assert f"beta: you answered {said}; the expected answer is {expected}" in parts[pid].feedback
+        assert parts[pid].score < parts[pid].max_score
+    assert parts["1.1a"].status == "correct"  # V softargmax_beta(K^T Q), shape t × n
+
+
+def test_seed_003_shift_block_is_right():
+    parts = grade_file("eecs182-fa22-hw8", "examples/eecs182-fa22-hw8/seed-003.yaml")
+    assert parts["1c"].status == "correct"
+    assert parts["3a.i"].status == "correct" and parts["3b"].status == "correct"
+
+
+def test_transposed_block_is_rejected_with_the_ordering_reason():
+    verdict = grade_answer("eecs182-fa22-hw8", "1c", r"\begin{pmatrix} \cos\omega & -\sin\omega \\ \sin\omega & \cos\omega \end{pmatrix}")
+    assert verdict.score == 0
+    assert "transpose of the block that works" in verdict.feedback[0]
+    assert "(sin, cos)" in verdict.feedback[0]
+
+
+def test_seed_002_counts_and_complexities_are_right():
+    parts = grade_file("eecs182-sp23-transformers", "examples/eecs182-sp23-transformers/seed-002.yaml")
+    for pid in ("c.ii", "e", "f", "b", "i"):
+        assert parts[pid].status == "correct", (pid, parts[pid].feedback)
+
+
+@pytest.mark.parametrize("answer", ["(2(T-1)+1)m", "(2T-1)m", "2Tm - m", r"(2 \cdot (T-1)+1) \cdot m"])
+def test_relative_bias_count_in_any_form(answer):
+    assert grade_answer("eecs182-sp23-transformers", "c.ii", answer).status == "correct"
+
+
+@pytest.mark.parametrize("answer", ["O(k M^2)", "O(M M k)", "O(2M^2k + Mk)", r"\mathcal{O}(M^2 k)"])
+def test_same_order_is_accepted(answer):
+    verdict = grade_answer("eecs182-sp23-transformers", "f", {"encoder": answer})
+    assert verdict.score == 1, verdict.feedback
+
+
+@pytest.mark.parametrize("answer", ["O(M^3 k)", "O(Mk)"])
+def test_wrong_order_is_not_full_marks(answer):
+    verdict = grade_answer("eecs182-sp23-transformers", "f", {"encoder": answer})
+    assert verdict.score < 1 and verdict.feedback
+
+
+def test_real_prediction_files_of_the_example_class(tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(ROOT / "examples/cs224n-w21-a5"), "-o", str(out),
+                 "--solutions", str(ROOT / "solutions")]) == 0
+    results = {r["student"]: {p["id"]: p for p in r["parts"]} for r in json.loads((out / "results.json").read_text())}
+    para = results["parachutel"]
+    assert any("9/500 = 1.8%" in line for line in para["2d"]["feedback"])
+    assert any("133/500 = 26.6%" in line for line in para["2f"]["feedback"])
+    assert any("35/500 = 7.0%" in line for line in para["2g.i"]["feedback"])
+    sarah = results["SarahLuym"]["2g.i"]
+    assert any("has 492 lines but the dev set has 500" in line for line in sarah["feedback"])
+    assert results["smidtfab"]["2g.i"].get("flags")
+    assert not results["parachutel"]["2g.i"].get("flags")
+    report = (out / "smidtfab" / "report.html").read_text()
+    assert results["smidtfab"]["2g.i"]["flags"][0] not in report  # staff-only: never in the student's report
+
+
+def test_wheel_ships_no_solutions_or_examples(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    (wheel,) = tmp_path.glob("attngrade-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith("problems/homeworks/cs224n-w21-a5.yaml") for n in names)
+    assert any(n.endswith("data/cs224n-w21-a5/birth_dev.tsv") for n in names)  # dev gold ships
+    assert any(n.endswith("mathlang/grammar.lark") for n in names)
+    for name in names:
+        top = name.split("/")[0]
+        assert top in ("attngrade",) or top.endswith(".dist-info"), name
+        assert "keys.yaml" not in name and "reference" not in name and "solutions" not in name, name
