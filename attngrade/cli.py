@@ -30,6 +30,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
                      help="an instructor gold file, e.g. test=birth_test.tsv (repeatable)")
 
+    auto = sub.add_parser("autograder", help="build a Gradescope autograder zip for one homework")
+    auto.add_argument("homework", help="a homework id (see `grade problems`)")
+    auto.add_argument("-o", "--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
+    auto.add_argument("--solutions", type=Path, default=Path("solutions"),
+                      help="folder with <homework>/keys.yaml (default: ./solutions)")
+    auto.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
+                      help="an instructor gold file to bundle, e.g. test=birth_test.tsv (repeatable)")
+
+    gs = sub.add_parser("gradescope", help="grade inside a Gradescope container (what run_autograder calls)")
+    gs.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder root (default: /autograder)")
+
     problems = sub.add_parser("problems", help="list homeworks, or the parts of one homework")
     problems.add_argument("homework", nargs="?", help="a homework id")
     return parser
@@ -42,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "autograder":
+            return _autograder(args)
+        if args.command == "gradescope":
+            return _gradescope(args)
         return _problems(args)
     except AttngradeError as err:
         print(f"grade: {err}", file=sys.stderr)
@@ -74,14 +89,7 @@ def _check(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .batch import run
 
-    gold = {}
-    for item in args.gold:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise ConfigError(f"--gold takes NAME=PATH, got {item!r}")
-        if not Path(path).is_file():
-            raise ConfigError(f"--gold {name}: no file at {path}")
-        gold[name] = Path(path)
+    gold = _gold(args.gold)
     batch = run(args.paths, args.out, args.solutions, gold=gold)
     failed = batch.failed
     print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
@@ -93,6 +101,32 @@ def _run(args: argparse.Namespace) -> int:
             for flag in verdict.flags:
                 print(f"  flag (staff only): {result.student} {verdict.part}: {flag}")
     return EXIT_SUBMISSION_FAILED if failed else EXIT_OK
+
+
+def _gold(items: list[str]) -> dict[str, Path]:
+    gold = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ConfigError(f"--gold takes NAME=PATH, got {item!r}")
+        if not Path(path).is_file():
+            raise ConfigError(f"--gold {name}: no file at {path}")
+        gold[name] = Path(path)
+    return gold
+
+
+def _autograder(args: argparse.Namespace) -> int:
+    from .gradescope import build_autograder
+
+    path = build_autograder(args.homework, args.out, solutions=args.solutions, gold=_gold(args.gold))
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _gradescope(args: argparse.Namespace) -> int:
+    from .gradescope import run_gradescope
+
+    return run_gradescope(args.root)
 
 
 def _problems(args: argparse.Namespace) -> int:
