@@ -17,7 +17,8 @@ from .grading import Grader
 from .keys import load_keys
 from .output import folder_names, grades_csv, results_json, write_atomic
 from .problems import load_homework
-from .records import Homework, Result
+from .parallel import default_workers, run_tasks
+from .records import Homework, Result, Submission
 from .reports import render_index, render_student
 from .submissions import discover, load_submission
 
@@ -37,7 +38,8 @@ class Batch:
         return [r for r in self.results if r.error]
 
 
-def _grader(homework_id: str, solutions: Path, graders: dict[str, Grader], gold: dict[str, Path]) -> Grader:
+def _grader(homework_id: str, solutions: Path, graders: dict[str, Grader], gold: dict[str, Path],
+            budget: float) -> Grader:
     if homework_id not in graders:
         try:
             homework = load_homework(homework_id)
@@ -45,44 +47,74 @@ def _grader(homework_id: str, solutions: Path, graders: dict[str, Grader], gold:
             # A student naming a homework that does not exist is the student's error.
             raise SubmissionError(str(err)) from None
         keys = load_keys(solutions, homework)
-        graders[homework_id] = Grader(homework, keys, self_check=False, solutions=solutions, gold=dict(gold))
+        graders[homework_id] = Grader(homework, keys, self_check=False, solutions=solutions, gold=dict(gold),
+                                      budget=budget)
     return graders[homework_id]
 
 
 def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Callable[[Iterable[Path]], Iterable[Path]] = lambda xs: xs,
-                gold: dict[str, Path] | None = None) -> Batch:
+                gold: dict[str, Path] | None = None, *, workers: int = 1, budget: float = 2.0) -> Batch:
+    """Grade in three passes: read everything and collect the distinct checks; run them
+    (in `workers` processes); then assemble every student's verdicts from the memo."""
     batch = Batch()
-    for path in progress(list(discover(list(paths)))):
-        batch.results.append(grade_one(path, solutions, batch.graders, gold or {}))
+    loaded: list[tuple[Path, Submission | Result]] = []
+    for path in list(discover(list(paths))):
+        try:
+            loaded.append((path, load_submission(path)))
+        except SubmissionError as err:
+            loaded.append((path, _error(path, None, str(err))))
+    queue: dict = {}
+    for path, item in loaded:
+        if isinstance(item, Submission):
+            try:
+                grader = _grader(item.homework, solutions, batch.graders, gold or {}, budget)
+            except SubmissionError:
+                continue
+            grader.collect = queue.setdefault(grader.homework.id, {})
+            _safely(grader, item, path)
+            grader.collect = None
+    for homework_id, tasks in queue.items():
+        batch.graders[homework_id].prime(run_tasks(tasks, workers=workers, budget=budget))
+    for grader in batch.graders.values():
+        grader.replaying = True
+    for path, item in progress(loaded):
+        if isinstance(item, Result):
+            batch.results.append(item)
+            continue
+        try:
+            grader = _grader(item.homework, solutions, batch.graders, gold or {}, budget)
+        except SubmissionError as err:
+            batch.results.append(_error(path, item.homework, str(err), item.student))
+            continue
+        batch.results.append(_safely(grader, item, path))
     return batch
 
 
-def grade_one(path: Path, solutions: Path, graders: dict[str, Grader], gold: dict[str, Path] | None = None) -> Result:
-    """Grade one submission path; any failure becomes an error Result, never an exception."""
-    student = path.stem if path.is_file() else path.name
-    homework: str | None = None
+def _error(path: Path, homework: str | None, message: str, student: str | None = None) -> Result:
+    student = student or (path.stem if path.is_file() else path.name)
+    return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=message, source=str(path))
+
+
+def _safely(grader: Grader, submission: Submission, path: Path) -> Result:
+    """Grade one loaded submission; any failure becomes an error Result, never an exception."""
     try:
-        submission = load_submission(path)
-        student, homework = submission.student, submission.homework
-        return _grader(submission.homework, solutions, graders, gold or {}).grade(submission)
-    except SubmissionError as err:
-        return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=str(err),
-                      source=str(path))
+        return grader.grade(submission)
     except ConfigError:
         raise
     except Exception as err:  # noqa: BLE001 - one broken submission must not stop a class
         log.debug("internal error grading %s", path, exc_info=True)
-        return Result(student=student, homework=homework, score=0.0, max_score=0.0,
-                      error=f"{path}: attngrade failed on this submission ({type(err).__name__}: {err}); "
-                            "course staff will grade it by hand", source=str(path))
+        return _error(path, submission.homework,
+                      f"{path}: attngrade failed on this submission ({type(err).__name__}: {err}); "
+                      "course staff will grade it by hand", submission.student)
 
 
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
-        gold: dict[str, Path] | None = None) -> Batch:
+        gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`."""
     progress = _progress if show_progress and sys.stderr.isatty() else (lambda xs: xs)
-    batch = grade_paths(paths, solutions, progress, gold)
+    workers = default_workers() if workers is None else workers
+    batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget)
     batch.out = out
     write_outputs(batch.results, out, {g.homework.id: g.homework for g in batch.graders.values()})
     return batch

@@ -29,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="folder with <homework>/keys.yaml (default: ./solutions)")
     run.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
                      help="an instructor gold file, e.g. test=birth_test.tsv (repeatable)")
+    run.add_argument("--workers", type=int, default=None, metavar="N",
+                     help="processes that check distinct answers in parallel (default: all cores)")
+    run.add_argument("--budget", type=float, default=2.0, metavar="SECONDS",
+                     help="time one check of one answer may take (default: 2)")
 
     auto = sub.add_parser("autograder", help="build a Gradescope autograder zip for one homework")
     auto.add_argument("homework", help="a homework id (see `grade problems`)")
@@ -90,7 +94,9 @@ def _run(args: argparse.Namespace) -> int:
     from .batch import run
 
     gold = _gold(args.gold)
-    batch = run(args.paths, args.out, args.solutions, gold=gold)
+    if args.budget <= 0 or (args.workers is not None and args.workers < 0):
+        raise ConfigError("--budget must be positive and --workers at least 0")
+    batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget)
     failed = batch.failed
     print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .checkers import REGISTRY, Context, Outcome
+from .deadline import BudgetExceeded, time_limit
 from .errors import ConfigError
 from .keys import Keys
 from .mathlang import Value
@@ -42,6 +43,9 @@ class Grader:
     self_check: bool = False
     solutions: Any = None  # where keys were looked for, for messages
     gold: dict = field(default_factory=dict)  # NAME -> Path of instructor gold files
+    budget: float = 2.0  # seconds one check may take
+    collect: dict | None = None  # when a dict, checks are queued here instead of run
+    replaying: bool = False  # a second pass over already-counted answers: leave the stats alone
     stats: Stats = field(default_factory=Stats)
     _reads: dict = field(default_factory=dict)
     _outcomes: dict = field(default_factory=dict)
@@ -139,6 +143,7 @@ class Grader:
                     evidence[name] = item
             pending |= outcome.pending
             unchecked |= outcome.unchecked
+            invalid |= outcome.invalid
             if outcome.unchecked:
                 undecided += spec.points - outcome.earned
             elif outcome.pending and spec.check != "manual":
@@ -173,36 +178,91 @@ class Grader:
 
     def _run(self, part: Part, index: int, answers: Mapping[str, Any]) -> Outcome:
         spec = part.checks[index]
-        check = REGISTRY[spec.check]
         memo_key = (part.id, index, tuple(_canonical(answers[n]) if n in answers else None for n in spec.fields))
-        self.stats.checks += 1
+        if not self.replaying:
+            self.stats.checks += 1
         if memo_key in self._outcomes:
-            self.stats.check_hits += 1
+            if not self.replaying:
+                self.stats.check_hits += 1
             return self._outcomes[memo_key]
+        task = self.task(part, index, answers)
+        if task is None:  # self-check: a key-based check is only read, never compared
+            outcome = Outcome(0.0, ("read; compared with the key when your course staff grades it",),
+                              unchecked=True)
+        elif self.collect is not None:
+            self.collect[memo_key] = task  # run later, with the other distinct answers, in workers
+            return Outcome(0.0)
+        else:
+            outcome = run_task(task, self.budget, part=part)
+        self._outcomes[memo_key] = outcome
+        return outcome
+
+    def task(self, part: Part, index: int, answers: Mapping[str, Any]) -> "Task | None":
+        """Everything a check needs, picklable, so it can run in a worker process."""
+        spec = part.checks[index]
         key = None
-        if check.needs_key:
+        if REGISTRY[spec.check].needs_key:
             if self.keys is None:
-                outcome = Outcome(0.0, ("read; compared with the key when your course staff grades it",),
-                                  unchecked=True)
-                self._outcomes[memo_key] = outcome
-                return outcome
+                return None
             key = self.keys.answers.get(part.id)
             if key is None or any(n not in key for n in spec.fields):
                 raise ConfigError(f"{self.keys.source}: no key for part {part.id} "
                                   f"(fields {', '.join(spec.fields)})")
-        rubric = self.keys.rubrics.get(part.id) if self.keys else None
-        explain = self.keys.explain.get(part.id, {}) if self.keys else {}
-        ctx = Context(part=part, spec=spec, key=key, explain=explain, rubric=rubric, gold=self.gold)
-        try:
-            outcome = check.run(answers, ctx)
-        except ConfigError:
-            raise
-        except Exception as err:  # noqa: BLE001 - a checker bug must not sink the class
-            log.debug("check %s failed on part %s", spec.check, part.id, exc_info=True)
-            outcome = Outcome(0.0, (f"attngrade could not check this answer ({type(err).__name__}); "
-                                    "course staff will grade it by hand",), pending=True)
-        self._outcomes[memo_key] = outcome
-        return outcome
+        return Task(
+            homework=self.homework.id, part=part.id, index=index, answers=dict(answers), key=key,
+            explain=dict(self.keys.explain.get(part.id, {})) if self.keys else {},
+            rubric=self.keys.rubrics.get(part.id) if self.keys else None, gold=dict(self.gold),
+        )
+
+    def prime(self, outcomes: Mapping[Any, Outcome]) -> None:
+        """Store outcomes computed elsewhere (by worker processes) in the memo."""
+        self._outcomes.update(outcomes)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One distinct (part, check, answer) to check: what a worker process receives."""
+
+    homework: str
+    part: str
+    index: int
+    answers: Mapping[str, Any]
+    key: Mapping[str, Any] | None
+    explain: Mapping[str, str]
+    rubric: str | None
+    gold: Mapping[str, Any]
+
+
+def run_task(task: Task, budget: float = 0.0, part: Part | None = None) -> Outcome:
+    """Run one check; never raises for a student's answer, whatever the check does.
+
+    A worker process finds the part in the bank by id; in-process callers pass it.
+    """
+    if part is None:
+        from .problems import load_homework
+
+        part = load_homework(task.homework).part(task.part)
+    spec = part.checks[task.index]
+    ctx = Context(part=part, spec=spec, key=task.key, explain=task.explain, rubric=task.rubric, gold=task.gold)
+    try:
+        with time_limit(budget):
+            return REGISTRY[spec.check].run(task.answers, ctx)
+    except ConfigError:
+        raise
+    except BudgetExceeded:
+        return timed_out(budget)
+    except MemoryError:
+        return Outcome(0.0, ("this answer is too large to check within the memory limit; simplify it",),
+                       invalid=True)
+    except Exception as err:  # noqa: BLE001 - a checker bug must not sink the class
+        log.debug("check %s failed on part %s", spec.check, part.id, exc_info=True)
+        return Outcome(0.0, (f"attngrade could not check this answer ({type(err).__name__}); "
+                             "course staff will grade it by hand",), pending=True)
+
+
+def timed_out(budget: float) -> Outcome:
+    return Outcome(0.0, (f"checking this answer took longer than the {budget:g} s limit; "
+                         "write it more simply (expand fewer products, use smaller powers)",), invalid=True)
 
 
 class _Unknown:

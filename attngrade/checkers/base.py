@@ -22,6 +22,7 @@ class Outcome:
     evidence: Mapping[str, Any] = field(default_factory=dict)
     pending: bool = False
     unchecked: bool = False
+    invalid: bool = False  # the answer could not be checked at all (e.g. it ran past the time budget)
 
 
 @dataclass(frozen=True)

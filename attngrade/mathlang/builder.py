@@ -292,7 +292,7 @@ class Builder:
         if word in BUILTIN_FUNCTIONS:
             return Node(BUILTIN_FUNCTIONS[word], FUNCTION, start, end, word=word)
         # "Mk" is M k and "u_au_b" is u_a u_b when the pieces are declared.
-        pieces = _split_known(text, ctx.table) if text.isascii() else None
+        pieces = _split_known(text, ctx.table) if text.isascii() and len(text) <= 40 else None
         if pieces:
             nodes = [self._resolve(piece, start + offset, start + offset + len(piece)) for piece, offset in pieces]
             product = nodes[0]
