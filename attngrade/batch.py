@@ -17,6 +17,10 @@ from .grading import Grader
 from .keys import load_keys
 from .output import folder_names, grades_csv, results_json, write_atomic
 from .problems import load_homework
+from .groups import Group, answer_groups
+from .overrides import apply as apply_overrides
+from .overrides import load as load_overrides
+from .overrides import template, write_template
 from .parallel import default_workers, run_tasks
 from .records import Homework, Result, Submission
 from .reports import render_index, render_student
@@ -32,6 +36,8 @@ class Batch:
     results: list[Result] = field(default_factory=list)
     out: Path | None = None
     graders: dict[str, Grader] = field(default_factory=dict)
+    groups: dict[str, dict[str, list[Group]]] = field(default_factory=dict)  # homework -> part -> groups
+    messages: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[Result]:
@@ -110,13 +116,23 @@ def _safely(grader: Grader, submission: Submission, path: Path) -> Result:
 
 
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
-        gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0) -> Batch:
+        gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0,
+        overrides: Path | None = None) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`."""
     progress = _progress if show_progress and sys.stderr.isatty() else (lambda xs: xs)
     workers = default_workers() if workers is None else workers
     batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget)
     batch.out = out
-    write_outputs(batch.results, out, {g.homework.id: g.homework for g in batch.graders.values()})
+    homeworks = {g.homework.id: g.homework for g in batch.graders.values()}
+    for hid, hw in homeworks.items():
+        mine = [r for r in batch.results if r.homework == hid and not r.error]
+        batch.groups[hid] = answer_groups(mine, {p.id: p for p in hw.parts})
+    if overrides is not None:
+        group_of = {(member, g.part): (hid, g.id) for hid, by_part in batch.groups.items()
+                    for gs in by_part.values() for g in gs for member in g.members}
+        batch.results = apply_overrides(batch.results, load_overrides(overrides, batch.results, batch.groups), group_of)
+    write_outputs(batch.results, out, homeworks)
+    batch.messages.append(write_template(out, template(batch.results, batch.groups, out / "overrides.yaml")))
     return batch
 
 

@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="processes that check distinct answers in parallel (default: all cores)")
     run.add_argument("--budget", type=float, default=2.0, metavar="SECONDS",
                      help="time one check of one answer may take (default: 2)")
+    run.add_argument("--overrides", type=Path, default=None, metavar="FILE",
+                     help="scores and comments decided by course staff (see OUT/overrides.yaml)")
 
     auto = sub.add_parser("autograder", help="build a Gradescope autograder zip for one homework")
     auto.add_argument("homework", help="a homework id (see `grade problems`)")
@@ -96,10 +98,13 @@ def _run(args: argparse.Namespace) -> int:
     gold = _gold(args.gold)
     if args.budget <= 0 or (args.workers is not None and args.workers < 0):
         raise ConfigError("--budget must be positive and --workers at least 0")
-    batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget)
+    batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget,
+                overrides=args.overrides)
     failed = batch.failed
     print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")
+    for message in batch.messages:
+        print(message)
     for result in failed:
         print(f"  not graded: {result.error}", file=sys.stderr)
     for result in batch.results:

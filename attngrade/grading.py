@@ -156,7 +156,7 @@ class Grader:
             machine_max -= undecided
         status = _status(earned, machine_max, invalid, pending, unchecked, unanswered)
         return Verdict(part.id, round(earned, 6), part.points, status, tuple(dict.fromkeys(feedback)),
-                       shown, answers, evidence)
+                       shown, answers, evidence, readings)
 
     def _read(self, part: Part, name: str, raw: Any, folder: Path | None = None) -> Any:
         if part.field(name).kind == "file":

@@ -124,6 +124,7 @@ class Verdict:
     readings: Mapping[str, str] = field(default_factory=dict)  # field -> how it was read
     answers: Mapping[str, str] = field(default_factory=dict)  # field -> what was written
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # typed readings
 
     @property
     def flags(self) -> list[str]:

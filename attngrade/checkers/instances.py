@@ -38,7 +38,7 @@ def random_instance(table: SymbolTable, exprs: Iterable[Any], rng: np.random.Gen
     for spec in table.scalars():
         positive = "positive" in spec.assumptions
         env[spec.sympy] = float(rng.uniform(0.6, 2.2)) if positive else float(rng.normal())
-    for sym in free:
+    for sym in sorted(free, key=str):  # a fixed order: the same seed gives the same instance
         if isinstance(sym, sympy.Symbol) and sym not in env and not sym.is_integer:
             env[sym] = float(rng.uniform(0.6, 2.2))  # the part's free positive constant
     families: dict[str, list] = {}

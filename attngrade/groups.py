@@ -1,0 +1,100 @@
+"""Answer groups: students whose answers to a part are the same, up to notation.
+
+Math answers are grouped by value, not by text: each reading is evaluated at a few
+fixed random instances of the part's symbols (the same instances for every student),
+and the rounded numbers are its fingerprint. `C(k_a+k_b)` and `C k_a + C k_b` land in
+one group; text answers are grouped by their normalized words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from .checkers.instances import random_instance
+from .mathlang import Value
+from .mathlang.evaluate import NUMERIC, EvaluationError, evaluate
+from .reading import FileReading
+from .records import Part, Result, Verdict
+
+_INSTANCES = 3
+
+
+@dataclass
+class Group:
+    """One distinct answer to one part and the students who gave it."""
+
+    part: str
+    id: str
+    members: list[str] = field(default_factory=list)
+    example: Verdict | None = None  # one member's verdict, to show the answer and its grade
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+
+def fingerprint(part: Part, name: str, reading: Any) -> str:
+    """A string equal for readings with the same value (math) or the same words (text)."""
+    if isinstance(reading, Value):
+        return _math_fingerprint(part, name, reading)
+    if isinstance(reading, FileReading):
+        return f"file:{reading.sha256}"
+    if isinstance(reading, str):
+        return "text:" + " ".join(re.findall(r"[a-z0-9]+", reading.lower()))
+    return f"{type(reading).__name__}:{reading!r}"
+
+
+def _math_fingerprint(part: Part, name: str, value: Value) -> str:
+    table = part.table_for(name)
+    rng = np.random.default_rng(20240917)  # the same instances for every student
+    numbers = []
+    try:
+        for _ in range(_INSTANCES):
+            env, dims = random_instance(table, [value.expr], rng)
+            x = np.asarray(evaluate(value.expr, env, dims, NUMERIC), dtype=float)
+            if value.shape and value.shape[0] == 1 and value.shape[1] != 1:
+                x = x.T  # a row vector groups with the column vector it stands for
+            numbers.append(np.round(x, 6).tolist())
+    except (EvaluationError, ValueError, TypeError, ZeroDivisionError, OverflowError, np.linalg.LinAlgError):
+        return f"{value.kind}:{value.canonical}"
+    return f"{value.kind}:{numbers}"
+
+
+def group_id(part: str, key: str) -> str:
+    return f"{part}#{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def answer_groups(results: Iterable[Result], parts: dict[str, Part]) -> dict[str, list[Group]]:
+    """Groups per part id, largest first; only parts that were answered."""
+    groups: dict[str, dict[str, Group]] = {}
+    prints: dict[tuple[str, str, str], str] = {}
+    for result in results:
+        for verdict in result.parts:
+            part = parts.get(verdict.part)
+            if part is None or not verdict.values:
+                continue
+            pieces = []
+            for name in sorted(verdict.values):
+                reading = verdict.values[name]
+                memo = (verdict.part, name, _identity(reading))
+                if memo not in prints:
+                    prints[memo] = fingerprint(part, name, reading)
+                pieces.append(f"{name}={prints[memo]}")
+            gid = group_id(verdict.part, "|".join(pieces))
+            group = groups.setdefault(verdict.part, {}).setdefault(gid, Group(verdict.part, gid))
+            group.members.append(result.student)
+            group.example = group.example or verdict
+    return {pid: sorted(g.values(), key=lambda g: (-g.count, g.id)) for pid, g in groups.items()}
+
+
+def _identity(reading: Any) -> str:
+    if isinstance(reading, Value):
+        return reading.canonical
+    if isinstance(reading, FileReading):
+        return reading.sha256
+    return f"{type(reading).__name__}:{reading!r}"

@@ -1,0 +1,180 @@
+"""The manual-grading loop: `OUT/overrides.yaml` lists what a person must decide.
+
+`grade run` writes a template listing every answer group and every pending part.
+An instructor fills in `score` (and `comment`) per group or per student, and reruns
+with `--overrides FILE`; a group's score applies to all its members, and a student's
+own entry wins over the group's. An edited file is never overwritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+from .groups import Group
+from .output import write_atomic
+from .records import Result, Verdict
+
+HEADER = """\
+# attngrade overrides. Fill in `score` (and, if you like, `comment`) and rerun the same
+# command with `--overrides {path}`. A group's score applies to every student in it;
+# a student's own entry wins over the group's. attngrade never overwrites this file
+# once you have edited it.
+"""
+
+
+@dataclass(frozen=True)
+class Decision:
+    score: float
+    comment: str | None
+    line: int
+
+
+@dataclass
+class Overrides:
+    groups: dict[tuple[str, str], Decision]  # (homework, group id) -> decision
+    students: dict[tuple[str, str], Decision]  # (student, part) -> decision
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups and not self.students
+
+
+def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], path: Path) -> str:
+    """The overrides file for a batch: groups per homework, then pending parts per student."""
+    group_rows: list[dict[str, Any]] = []
+    for homework, by_part in groups.items():
+        for part_groups in by_part.values():
+            for group in part_groups:
+                v = group.example
+                group_rows.append({
+                    "homework": homework, "part": group.part, "group": group.id, "count": group.count,
+                    "answer": _clip("; ".join(f"{k}: {t}" for k, t in v.answers.items()) if v else ""),
+                    "graded": f"{v.status} {v.score:g}/{v.max_score:g}" if v else "",
+                    "score": None, "comment": None,
+                })
+    student_rows = [
+        {"student": r.student, "part": v.part, "max_score": v.max_score, "score": None, "comment": None}
+        for r in results for v in r.parts if v.status == "manual"
+    ]
+    body = yaml.safe_dump({"groups": group_rows, "students": student_rows}, sort_keys=False, allow_unicode=True,
+                          width=100)
+    return HEADER.format(path=path) + body
+
+
+def _clip(text: str, size: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def write_template(out: Path, text: str) -> str:
+    """Write OUT/overrides.yaml unless a person edited it; say what happened."""
+    target, stamp = out / "overrides.yaml", out / ".overrides.sha256"
+    if target.exists():
+        current = hashlib.sha256(target.read_bytes()).hexdigest()
+        written = stamp.read_text().strip() if stamp.exists() else None
+        if current != written:
+            write_atomic(out / "overrides.new.yaml", text)
+            return (f"kept your edited {target}; the current list of groups and pending parts is in "
+                    f"{out / 'overrides.new.yaml'}")
+    write_atomic(target, text)
+    write_atomic(stamp, hashlib.sha256(text.encode()).hexdigest() + "\n")
+    return f"wrote {target}: fill in scores and rerun with --overrides {target}"
+
+
+def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Group]]]) -> Overrides:
+    """Read and validate an overrides file; every error names its line."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: cannot read overrides ({err})") from None
+    known_groups = {(hw, g.id): g for hw, by_part in groups.items() for gs in by_part.values() for g in gs}
+    verdicts = {(r.student, v.part): v for r in results for v in r.parts}
+    students = {r.student for r in results}
+    out = Overrides({}, {})
+    for section, entry, line in _entries(root, path):
+        where = f"{path}, line {line}"
+        score = entry.get("score")
+        if score in (None, ""):
+            continue  # not decided yet
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            raise ConfigError(f"{where}: score must be a number, got {score!r}")
+        comment = entry.get("comment")
+        decision = Decision(float(score), None if comment in (None, "") else str(comment), line)
+        if section == "groups":
+            key = (str(entry.get("homework")), str(entry.get("group")))
+            group = known_groups.get(key)
+            if group is None:
+                raise ConfigError(f"{where}: no answer group {key[1]!r} in homework {key[0]!r} in this batch")
+            _check_range(where, decision.score, group.example.max_score if group.example else 0.0)
+            out.groups[key] = decision
+        else:
+            student, part = str(entry.get("student")), str(entry.get("part"))
+            if student not in students:
+                raise ConfigError(f"{where}: no student {student!r} in this batch")
+            verdict = verdicts.get((student, part))
+            if verdict is None:
+                raise ConfigError(f"{where}: student {student!r} has no part {part!r}")
+            _check_range(where, decision.score, verdict.max_score)
+            out.students[(student, part)] = decision
+    return out
+
+
+def _entries(root: Any, path: Path):
+    if root is None:
+        return
+    if not isinstance(root, yaml.MappingNode):
+        raise ConfigError(f"{path}, line {root.start_mark.line + 1}: expected the sections 'groups' and 'students'")
+    for key_node, value_node in root.value:
+        section = key_node.value
+        if section not in ("groups", "students"):
+            raise ConfigError(f"{path}, line {key_node.start_mark.line + 1}: unknown section {section!r}")
+        if isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "null", "~"):
+            continue
+        if not isinstance(value_node, yaml.SequenceNode):
+            raise ConfigError(f"{path}, line {value_node.start_mark.line + 1}: {section} must be a list")
+        for item in value_node.value:
+            data = _construct(item)
+            if not isinstance(data, dict):
+                raise ConfigError(f"{path}, line {item.start_mark.line + 1}: each entry must be a mapping")
+            yield section, data, item.start_mark.line + 1
+
+
+def _construct(node: Any) -> Any:
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    finally:
+        loader.dispose()
+
+
+def _check_range(where: str, score: float, maximum: float) -> None:
+    if not 0 <= score <= maximum:
+        raise ConfigError(f"{where}: score {score:g} is outside 0..{maximum:g}")
+
+
+def apply(results: list[Result], overrides: Overrides, group_of: dict[tuple[str, str], tuple[str, str]]) -> list[Result]:
+    """Results with the decisions applied; `group_of[(student, part)] = (homework, group id)`."""
+    if overrides.empty:
+        return results
+    updated = []
+    for result in results:
+        parts = []
+        for v in result.parts:
+            decision = overrides.students.get((result.student, v.part)) or overrides.groups.get(
+                group_of.get((result.student, v.part), ("", "")))
+            parts.append(_decide(v, decision) if decision else v)
+        total = round(sum(v.score for v in parts), 6)
+        updated.append(replace(result, parts=tuple(parts), score=total))
+    return updated
+
+
+def _decide(v: Verdict, decision: Decision) -> Verdict:
+    status = "correct" if decision.score >= v.max_score - 1e-9 else "incorrect" if decision.score == 0 else "partial"
+    note = "scored by course staff" + (f": {decision.comment}" if decision.comment else "")
+    return replace(v, score=decision.score, status=status, feedback=v.feedback + (note,))

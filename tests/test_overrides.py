@@ -1,0 +1,90 @@
+"""The manual-grading loop: overrides.yaml is written, kept when edited, and applied."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attngrade.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(out: Path, *extra: str, cls: str = "examples/cs224n-w21-a5") -> int:
+    return main(["run", str(ROOT / cls), "-o", str(out), "--solutions", str(ROOT / "solutions"),
+                 "--workers", "0", *extra])
+
+
+def grades(out: Path) -> dict[str, dict[str, str]]:
+    return {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
+
+
+def test_template_lists_groups_and_pending_parts(tmp_path):
+    assert run(tmp_path) == 0
+    data = yaml.safe_load((tmp_path / "overrides.yaml").read_text())
+    one_b = [g for g in data["groups"] if g["part"] == "1b"]
+    biggest = max(one_b, key=lambda g: g["count"])
+    assert biggest["count"] == 4  # C(k_a + k_b), C (k_a+k_b), c(k_a + k_b), c_1 (k_a^T + k_b^T): one value
+    assert any(s["student"] == "seed-000" and s["part"] == "1a" for s in data["students"])
+
+
+def test_scoring_a_group_scores_every_member(tmp_path):
+    assert run(tmp_path) == 0
+    data = yaml.safe_load((tmp_path / "overrides.yaml").read_text())
+    unscaled = next(g for g in data["groups"] if g["part"] == "1b" and g["answer"] == "q: k_a + k_b")
+    unscaled["score"] = 3
+    unscaled["comment"] = "direction right; accepted the missing constant"
+    edited = tmp_path / "decisions.yaml"
+    edited.write_text(yaml.safe_dump(data))
+    before = grades(tmp_path)
+    assert run(tmp_path, "--overrides", str(edited)) == 0
+    after = grades(tmp_path)
+    assert before["partial"]["1b"] == "2" and after["partial"]["1b"] == "3"
+    assert float(after["partial"]["total"]) == float(before["partial"]["total"]) + 1
+    assert after["full-marks"]["1b"] == "4"  # other groups untouched
+
+
+def test_student_entry_scores_a_pending_part(tmp_path):
+    assert run(tmp_path) == 0
+    path = tmp_path / "overrides.yaml"
+    data = yaml.safe_load(path.read_text())
+    entry = next(s for s in data["students"] if s["student"] == "seed-000" and s["part"] == "1a")
+    entry["score"] = 2
+    path.write_text(yaml.safe_dump(data))
+    assert run(tmp_path, "--overrides", str(path)) == 0
+    assert grades(tmp_path)["seed-000"]["1a"] == "2"
+
+
+def test_edited_overrides_are_never_overwritten(tmp_path, capsys):
+    assert run(tmp_path) == 0
+    path = tmp_path / "overrides.yaml"
+    path.write_text(path.read_text() + "# my notes: check seed-001 by hand\n")
+    edited = path.read_text()
+    assert run(tmp_path) == 0
+    assert path.read_text() == edited
+    assert (tmp_path / "overrides.new.yaml").is_file()
+    assert "kept your edited" in capsys.readouterr().out
+
+
+def test_unedited_template_is_refreshed(tmp_path):
+    assert run(tmp_path) == 0
+    first = (tmp_path / "overrides.yaml").read_text()
+    assert run(tmp_path) == 0
+    assert (tmp_path / "overrides.yaml").read_text() == first
+    assert not (tmp_path / "overrides.new.yaml").exists()
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("students:\n- student: nobody\n  part: 1a\n  score: 1\n", "line 2: no student 'nobody' in this batch"),
+    ("students:\n- student: seed-000\n  part: 9z\n  score: 1\n", "line 2: student 'seed-000' has no part '9z'"),
+    ("groups:\n- homework: cs224n-w21-a5\n  group: 1b#00000000\n  score: 1\n", "line 2: no answer group '1b#00000000'"),
+    ("students:\n- student: seed-000\n  part: 1a\n  score: 7\n", "line 2: score 7 is outside 0..2"),
+])
+def test_bad_overrides_name_their_line(tmp_path, capsys, entry, message):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(entry)
+    assert run(tmp_path / "out", "--overrides", str(bad)) == 2
+    assert message in capsys.readouterr().err
