@@ -131,19 +131,20 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         group_of = {(member, g.part): (hid, g.id) for hid, by_part in batch.groups.items()
                     for gs in by_part.values() for g in gs for member in g.members}
         batch.results = apply_overrides(batch.results, load_overrides(overrides, batch.results, batch.groups), group_of)
-    write_outputs(batch.results, out, homeworks)
+    write_outputs(batch.results, out, homeworks, batch.groups)
     batch.messages.append(write_template(out, template(batch.results, batch.groups, out / "overrides.yaml")))
     return batch
 
 
-def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework]) -> None:
+def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
+                  groups: dict[str, dict[str, list[Group]]] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     for result, folder in zip(results, folders):
         write_atomic(out / folder / "report.html", render_student(result, homeworks.get(result.homework or "")))
     write_atomic(out / "results.json", results_json(results))
     write_atomic(out / "grades.csv", grades_csv(results, homeworks))
-    write_atomic(out / "index.html", render_index(list(zip(results, folders)), "Class results"))
+    write_atomic(out / "index.html", render_index(list(zip(results, folders)), "Class results", homeworks, groups))
 
 
 def _progress(paths: list[Path]) -> Iterable[Path]:

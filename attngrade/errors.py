@@ -71,4 +71,7 @@ class MathError(AttngradeError):
         suffix = "..." if lo + width < len(line) else ""
         span = max(1, min(self.end - self.start, len(shown) - (col - lo)))
         caret = " " * (len(prefix) + col - lo) + "^" * span
-        return f"{self.message} (column {self.column})\n    {prefix}{shown}{suffix}\n    {caret}"
+        where = f"column {col + 1}"
+        if "\n" in text:
+            where = f"line {text.count(chr(10), 0, self.start) + 1}, {where}"
+        return f"{self.message} ({where})\n    {prefix}{shown}{suffix}\n    {caret}"

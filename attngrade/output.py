@@ -21,11 +21,15 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs are ordinary files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

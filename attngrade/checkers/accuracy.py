@@ -412,7 +412,11 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
             else:
                 k = count_correct(predictions, gold)
                 scored = (k, expected)
-                info.update(scored=True, correct=k, total=expected, accuracy=k / expected)
+                info.update(scored=True, correct=k, total=expected, accuracy=k / expected,
+                            pass_line=p.get("pass_line"))
+                if gold_name == "dev":  # the dev gold is public; test gold never reaches a report
+                    info["mismatches"] = [(i + 1, q, g) for i, (q, g) in enumerate(zip(predictions, gold))
+                                          if q != g][:5]
                 feedback.append(f"{reading.name}: {k}/{expected} = {pct(k, expected)} correct on {label}")
                 spaced = sum(1 for q, g in zip(predictions, gold) if q != g and q.strip() == g)
                 if spaced:

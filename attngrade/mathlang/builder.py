@@ -61,8 +61,62 @@ def _span(*items: Any) -> tuple[int, int]:
     return min(starts), max(ends)
 
 
+def _numeric(expr: Any) -> Any:
+    """A 30-digit value of a bounded numeric expression (mpmath, any exponent range)."""
+    if expr.is_Rational:
+        return None
+    try:
+        return sympy.N(expr, 30)
+    except (ValueError, TypeError, OverflowError):
+        return sympy.zoo
+
+
+def _log10(expr: Any) -> float:
+    """log10 of |expr| for a numeric expression; 0 for zero, inf when not finite."""
+    if expr.is_Rational:
+        if expr == 0:
+            return 0.0
+        p, q = abs(int(expr.p)), int(expr.q)
+        return (p.bit_length() - q.bit_length()) * math.log10(2)
+    value = _numeric(expr)
+    if value is None or not value.is_Number or value in (sympy.zoo, sympy.nan) or not value.is_finite:
+        return math.inf if value is not None and not value.is_real else 0.0
+    if value == 0:
+        return 0.0
+    import mpmath
+
+    return float(mpmath.log10(abs(mpmath.mpf(value))))
+
+
+def _magnitude(expr: Any) -> float:
+    """|expr| for a bounded numeric expression, as a float (inf if it does not fit)."""
+    size = _log10(expr)
+    if size > 300:
+        return math.inf
+    value = expr if expr.is_Rational else _numeric(expr)
+    try:
+        return abs(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return math.inf
+
+
+def _sign(expr: Any) -> int:
+    value = expr if expr.is_Rational else _numeric(expr)
+    try:
+        return int(bool(value > 0)) - int(bool(value < 0))
+    except TypeError:
+        return 0
+
+
 def _is_zero(expr: Any) -> bool:
-    return isinstance(expr, sympy.Expr) and expr.is_zero is True and not isinstance(expr, sympy.MatrixExpr)
+    if not isinstance(expr, sympy.Expr) or isinstance(expr, sympy.MatrixExpr):
+        return False
+    if expr.is_Rational:
+        return expr == 0
+    if not expr.is_number:
+        return expr.is_zero is True
+    value = _numeric(expr)
+    return value is not None and value.is_Number and value == 0
 
 
 class Builder:
@@ -91,6 +145,14 @@ class Builder:
             return Node(None, "top", tok.start_pos, tok.end_pos, word="T")
         return self._resolve(tok.value, tok.start_pos, tok.end_pos)
 
+    def exp_name_group(self, children: list) -> Node:
+        _, tok, close = children
+        node = self.exp_name([tok])
+        return Node(node.expr, node.kind, children[0].start_pos, close.end_pos, node.shape, node.word)
+
+    def top_group(self, children: list) -> Node:
+        return Node(None, "top", children[0].start_pos, children[-1].end_pos, word="T")
+
     def styled_name(self, children: list) -> Node:
         # \mathbf{u}_a and \boldsymbol{\mu}_{a} read as u_a and mu_a
         style, _, name, rbrace, *sub = children
@@ -102,7 +164,11 @@ class Builder:
         tok, arg = children
         fname = tok.value.lstrip("\\")
         func = Node(BUILTIN_FUNCTIONS[fname], FUNCTION, tok.start_pos, tok.end_pos, word=fname)
-        return self._apply(func, [arg], tok.start_pos, arg.end)
+        node = self._apply(func, [arg], tok.start_pos, arg.end)
+        source = CURRENT.get().source
+        if source[arg.start : arg.start + 1] in ("(", "{", "[") or source.startswith("\\left", arg.start):
+            return node  # \exp(x)^2 is (exp x)^2
+        return Node(node.expr, node.kind, node.start, node.end, node.shape, applied=(func, arg))
 
     def top(self, children: list) -> Node:
         (tok,) = children
@@ -119,7 +185,7 @@ class Builder:
         if inner.kind == LIST:
             # [[a, b]] is a 1×2 row: the outer brackets hold one row.
             return Node([inner], LIST, start, end, bracket="[")
-        return Node(inner.expr, inner.kind, start, end, inner.shape)
+        return Node(inner.expr, inner.kind, start, end, inner.shape, bracket="[")
 
     def bracket_list(self, children: list) -> Node:
         items = [c for c in children if isinstance(c, Node)]
@@ -135,6 +201,8 @@ class Builder:
     def matrix_env(self, children: list) -> Node:
         begin, rows, end_tok = children
         start, end = _span(begin, end_tok)
+        if begin.value[len("\\begin"):] != end_tok.value[len("\\end"):]:
+            raise MathError(f"'{begin.value}' is closed by '{end_tok.value}'", end_tok.start_pos, end_tok.end_pos)
         return self._matrix_from_rows(rows, start, end)
 
     def frac(self, children: list) -> Node:
@@ -144,10 +212,11 @@ class Builder:
         return Node(node.expr, node.kind, start, end, node.shape)
 
     def sqrt(self, children: list) -> Node:
-        arg = children[2]
+        tok, arg = children
         start, end = _span(*children)
+        arg = self._as_value(arg)
         self._need_scalar(arg, "\\sqrt")
-        return Node(sympy.sqrt(arg.expr), SCALAR, start, end)
+        return self._bounded(Node(sympy.sqrt(arg.expr), SCALAR, start, end))
 
     def norm(self, children: list) -> Node:
         open_, arg, close, *sub = children
@@ -248,7 +317,15 @@ class Builder:
         base, caret, exp = children
         ctx = CURRENT.get()
         start, end = _span(base, exp)
+        if base.kind == "top" or exp.expr is None and exp.kind != "top":
+            raise MathError("a transpose mark cannot be raised to a power; write (x^T)^2 if that is meant",
+                            caret.start_pos, caret.end_pos)
         base_v = self._as_value(base) if base.kind == LIST else base
+        if base_v.applied is not None and exp.kind == SCALAR:
+            # \log N^2 is log(N^2): the power belongs to the unbracketed argument.
+            func, arg = base_v.applied
+            powered = self.pow([arg, caret, exp])
+            return self._apply(func, [powered], base_v.start, exp.end)
         if exp.kind == "top" or (exp.word == "T" and base_v.kind == MATRIX):
             return self._transpose(base_v, exp.end)
         if exp.word == "T" and base_v.kind == SCALAR and ctx.table.resolve("T") is None:
@@ -258,7 +335,7 @@ class Builder:
             raise MathError("an exponent must be a number or a scalar", exp.start, exp.end)
         e = exp.expr
         if e.is_number:
-            if abs(e) > ctx.limits.max_exponent:
+            if _magnitude(e) > ctx.limits.max_exponent:
                 raise MathError(
                     f"the exponent {_short(e)} is too large; exponents are limited to "
                     f"{ctx.limits.max_exponent} in absolute value",
@@ -270,11 +347,11 @@ class Builder:
             return self._matrix_power(base_v, exp, start, end)
         b = base_v.expr
         if b.is_number and e.is_number:
-            if _is_zero(b) and e.is_negative:
+            if _is_zero(b) and _magnitude(e) > 0 and _sign(e) < 0:
                 raise MathError("division by zero: 0 to a negative power", start, end)
-            if b != 0 and abs(float(e)) * abs(math.log10(abs(float(sympy.Abs(b))) or 1.0)) > ctx.limits.max_log10:
+            if not _is_zero(b) and _magnitude(e) * abs(_log10(b)) > ctx.limits.max_log10:
                 raise MathError("this number is too large to work with", start, end)
-        return Node(sympy.Pow(b, e), SCALAR, start, end)
+        return self._bounded(Node(sympy.Pow(b, e), SCALAR, start, end))
 
     # -- helpers -----------------------------------------------------------------
     def _resolve(self, text: str, start: int, end: int) -> Node:
@@ -291,6 +368,8 @@ class Builder:
         word = normalize_name(text)
         if word in BUILTIN_FUNCTIONS:
             return Node(BUILTIN_FUNCTIONS[word], FUNCTION, start, end, word=word)
+        if word == "e":
+            return Node(sympy.E, SCALAR, start, end, word=text)  # Euler's number, unless declared
         # "Mk" is M k and "u_au_b" is u_a u_b when the pieces are declared.
         pieces = _split_known(text, ctx.table) if text.isascii() and len(text) <= 40 else None
         if pieces:
@@ -349,6 +428,11 @@ class Builder:
 
     def _list_to_matrix(self, node: Node) -> Node:
         items = node.expr
+        if any(item.kind == LIST for item in items) and not all(item.kind == LIST for item in items):
+            if all(item.kind == LIST or item.bracket == "[" for item in items):
+                widths = sorted({len(item.expr) if item.kind == LIST else 1 for item in items})
+                raise MathError(f"the rows of this matrix have different lengths ({', '.join(map(str, widths))})",
+                                node.start, node.end)
         if all(item.kind == LIST for item in items):
             rows = [item.expr for item in items]
             if node.bracket == "[" and len(items) == 1:
@@ -377,6 +461,17 @@ class Builder:
             entries.append(out)
         matrix = sympy.ImmutableMatrix(entries)
         return Node(matrix, MATRIX, start, end, (sympy.Integer(matrix.rows), sympy.Integer(matrix.cols)))
+
+    def _bounded(self, node: Node) -> Node:
+        """Keep every number an answer builds below 10^max_log10.
+
+        With that invariant every later numeric test (is it zero? how large is this
+        exponent?) evaluates bounded numbers only, so none of them can hang.
+        """
+        if node.kind == SCALAR and isinstance(node.expr, sympy.Expr) and node.expr.is_number:
+            if _log10(node.expr) > CURRENT.get().limits.max_log10:
+                raise MathError("this number is too large to work with", node.start, node.end)
+        return node
 
     def _need_scalar(self, node: Node, where: str) -> None:
         if node.kind != SCALAR:
@@ -408,7 +503,7 @@ class Builder:
                 op.start_pos, op.end_pos,
             )
         expr = a.expr + b.expr if sign > 0 else a.expr - b.expr
-        return Node(expr, a.kind, start, end, a.shape)
+        return self._bounded(Node(expr, a.kind, start, end, a.shape))
 
     def _multiply(self, a: Node, b: Node, *, explicit: bool) -> Node:
         ctx = CURRENT.get()
@@ -417,10 +512,14 @@ class Builder:
         a, b = self._as_value(a), self._as_value(b)
         self._no_bigo(a, b)
         start, end = a.spanning(b)
+        if not explicit and ctx.source[b.start : b.start + 1] in set("0123456789.") \
+                and ctx.source[a.end - 1 : a.end] in set("0123456789."):
+            raise MathError("two numbers side by side; write 2 \\cdot 3 or 2*3 for a product, "
+                            "and one decimal point per number", b.start, b.end)
         if a.kind == SCALAR or b.kind == SCALAR:
             kind = MATRIX if MATRIX in (a.kind, b.kind) else SCALAR
             shape = a.shape if a.kind == MATRIX else b.shape
-            return Node(a.expr * b.expr, kind, start, end, shape)
+            return self._bounded(Node(a.expr * b.expr, kind, start, end, shape))
         if a.shape[1] != b.shape[0] and a.is_column and b.is_column and a.shape == b.shape \
                 and ctx.table.juxtaposed_inner and not explicit:
             note = f"read {ctx.text(a)} {ctx.text(b)} as the inner product {ctx.text(a)}^T {ctx.text(b)}"
@@ -448,7 +547,7 @@ class Builder:
             raise MathError(f"cannot divide by a {shape_text(b.shape)} matrix", b.start, b.end)
         if _is_zero(b.expr):
             raise MathError("division by zero", b.start, b.end)
-        return Node(a.expr * sympy.Pow(b.expr, -1), a.kind, start, end, a.shape)
+        return self._bounded(Node(a.expr * sympy.Pow(b.expr, -1), a.kind, start, end, a.shape))
 
     def _transpose(self, a: Node, end: int) -> Node:
         a = self._as_value(a)
@@ -492,7 +591,9 @@ class Builder:
             arg = args[0].expr
             if func.expr is sympy.log and _is_zero(arg):
                 raise MathError("log(0) is undefined", args[0].start, args[0].end)
-            return Node(func.expr(arg), SCALAR, start, end)
+            if func.expr is sympy.exp and arg.is_number and _log10(arg) > 3.4 and _sign(arg) > 0:
+                raise MathError("this number is too large to work with", start, end)  # exp(x), x > ~2500
+            return self._bounded(Node(func.expr(arg), SCALAR, start, end))
         hit = ctx.table.resolve(func.word or "")
         spec = hit[0] if hit else None
         if spec is None:

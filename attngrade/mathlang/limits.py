@@ -16,6 +16,7 @@ class Limits:
     max_digits: int = 40  # digits in one number literal
     max_log10: float = 1000.0  # size of a number a numeric power may produce
     max_matrix_entries: int = 400
+    max_functions: int = 40  # applications of exp, log, sin, ... (they nest without brackets)
 
 
 DEFAULT_LIMITS = Limits()

@@ -24,7 +24,8 @@ class Node:
     end: int
     shape: tuple[sympy.Expr, sympy.Expr] | None = None
     word: str | None = None  # the raw text of a bare name (to read `^T` as a transpose)
-    bracket: str | None = None  # "[" for a bracketed group of a list (a matrix row)
+    bracket: str | None = None  # "[" for a bracketed group (a matrix row in [[a, b], [c]])
+    applied: tuple | None = None  # (function node, argument node) of `\log N`, to read `\log N^2` as log(N^2)
 
     def spanning(self, other: "Node") -> tuple[int, int]:
         return min(self.start, other.start), max(self.end, other.end)

@@ -31,8 +31,13 @@ _PARSER = Lark(
 # Norm bars, longest spelling first; \lVert/\rVert and \left\|/\right\| know their side.
 _BARS = re.compile(r"\\left\\\||\\right\\\||\\lVert|\\rVert|\\\||\|\||\u2016")
 OPEN_MARK, CLOSE_MARK = "\ue000", "\ue001"
-_OPENERS = re.compile(r"\\left\(|\\left\[|\\begin\{[a-zA-Z]*\}|[(\[{\ue000]|\\langle|\u27e8")
-_CLOSERS = re.compile(r"\\right\)|\\right\]|\\end\{[a-zA-Z]*\}|[)\]}\ue001]|\\rangle|\u27e9")
+# One pass over brackets; environments first, so the braces of \begin{bmatrix} are not brackets.
+_BRACKETS = re.compile(
+    r"(?P<open>\\begin\{[a-zA-Z]*\}|\\left\(|\\left\[|\\langle|[(\[{\ue000\u27e8])"
+    r"|(?P<close>\\end\{[a-zA-Z]*\}|\\right\)|\\right\]|\\rangle|[)\]}\ue001\u27e9])"
+)
+_SCIENTIFIC = re.compile(r"(?<![A-Za-z_])[0-9.]+[eE][+-]?[0-9]")
+_FUNCTIONS = re.compile(r"\\?(exp|log|ln|sin|cos|sqrt)(?![A-Za-z_])")
 _CLOSING_TOKENS = {"RPAR": ")", "RBRACE": "}", "RBRACK": "]", "RIGHT_RPAR": "\\right)",
                    "RIGHT_RBRACK": "\\right]", "RANGLE": "\\rangle", "MAT_END": "\\end{...}"}
 
@@ -68,14 +73,19 @@ def _scan(text: str, limits: Limits) -> None:
     if "\x00" in text:
         raise MathError("the answer contains a NUL character", text.index("\x00"))
     depth = 0
-    events = sorted(
-        [(m.start(), m.end(), 1) for m in _OPENERS.finditer(text)]
-        + [(m.start(), m.end(), -1) for m in _CLOSERS.finditer(text)]
-    )
-    for start, end, step in events:
-        depth += step
+    for m in _BRACKETS.finditer(text):
+        depth += 1 if m.group("open") else -1
         if depth > limits.max_depth:
-            raise MathError(f"brackets are nested more than {limits.max_depth} deep", start, end)
+            raise MathError(f"brackets are nested more than {limits.max_depth} deep", m.start(), m.end())
+    scientific = _SCIENTIFIC.search(text)
+    if scientific:
+        raise MathError("scientific notation is not read; write 10^{5} or 1.5 \\cdot 10^{-3} instead",
+                        scientific.start(), scientific.end())
+    functions = list(_FUNCTIONS.finditer(text))
+    if len(functions) > limits.max_functions:
+        first = functions[limits.max_functions]
+        raise MathError(f"the answer applies {len(functions)} functions; at most {limits.max_functions} are allowed",
+                        first.start(), first.end())
     powers = text.count("^")
     if powers > limits.max_powers:
         raise MathError(f"the answer has {powers} powers; at most {limits.max_powers} are allowed",
@@ -110,13 +120,10 @@ def _explain(err: UnexpectedInput, text: str) -> MathError:
 
 def _unclosed(text: str) -> tuple[int, str] | None:
     stack: list[tuple[int, str]] = []
-    events = sorted(
-        [(m.start(), 1, m.group()) for m in _OPENERS.finditer(text)]
-        + [(m.start(), -1, m.group()) for m in _CLOSERS.finditer(text)]
-    )
-    for pos, step, what in events:
-        if step > 0:
-            stack.append((pos, "\\|" if what == OPEN_MARK else what))
+    for m in _BRACKETS.finditer(text):
+        if m.group("open"):
+            what = m.group()
+            stack.append((m.start(), "\\|" if what == OPEN_MARK else what))
         elif stack:
             stack.pop()
     return stack[-1] if stack else None

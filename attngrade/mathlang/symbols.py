@@ -27,7 +27,7 @@ _GREEK = {
     "ω": "omega", "Σ": "Sigma", "Ω": "Omega", "Φ": "Phi", "Θ": "Theta",
     "Λ": "Lambda", "Γ": "Gamma", "Δ": "Delta", "Π": "Pi", "Ψ": "Psi",
 }
-GREEK_NAMES = frozenset(_GREEK.values()) | {"varphi", "varepsilon", "hat"}
+GREEK_NAMES = frozenset(_GREEK.values()) | {"varphi", "varepsilon", "Beta", "ell"}
 
 _NAME = re.compile(r"^(\\?[^\W\d_]+)(?:_\{?(\\?[0-9A-Za-z]+)\}?)?$")
 
@@ -38,12 +38,13 @@ def normalize_name(text: str) -> str:
     if not m:
         return text.strip()
     base, sub = m.group(1), m.group(2)
-    base = base.lstrip("\\")
+    if base.startswith("\\") and base[1:] in GREEK_NAMES:
+        base = base[1:]  # \beta is beta; an unknown command such as \x stays unknown
     base = "".join(_GREEK.get(ch, ch) for ch in base) if not base.isascii() else base
     if base == "varphi":
         base = "phi"
     if sub:
-        sub = sub.lstrip("\\")
+        sub = sub[1:] if sub.startswith("\\") and sub[1:] in GREEK_NAMES else sub
         return f"{base}_{sub}"
     return base
 

@@ -1,12 +1,19 @@
-"""HTML reports rendered with jinja2 templates (autoescaped: student text is data)."""
+"""HTML reports rendered with jinja2 templates (autoescaped: student text is data).
+
+Each page is one self-contained file: styles inline, math as MathML, plots as inline
+SVG, no script, and a Content-Security-Policy that would block one anyway.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from ..groups import Group
 from ..records import Homework, Result
+from .views import class_view, student_view
 
 
 @lru_cache(maxsize=1)
@@ -18,15 +25,18 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["points"] = lambda x: f"{x:g}"
+    env.filters["percent"] = lambda x: f"{100 * x:.1f}%"
     return env
 
 
 def render_student(result: Result, homework: Homework | None) -> str:
     """One student's report page."""
-    parts = {p.id: p for p in homework.parts} if homework else {}
-    return environment().get_template("student.html.j2").render(result=result, homework=homework, parts=parts)
+    return environment().get_template("student.html.j2").render(**student_view(result, homework))
 
 
-def render_index(rows: list[tuple[Result, str]], title: str) -> str:
-    """The class page: every student with a link to their report."""
-    return environment().get_template("index.html.j2").render(rows=rows, title=title)
+def render_index(rows: list[tuple[Result, str]], title: str,
+                 homeworks: dict[str, Homework] | None = None,
+                 groups: dict[str, dict[str, list[Group]]] | None = None) -> str:
+    """The class page: score histogram, per-part statistics, answer groups, links."""
+    view: dict[str, Any] = class_view(rows, homeworks or {}, groups or {})
+    return environment().get_template("index.html.j2").render(title=title, **view)

@@ -1,0 +1,240 @@
+"""`grade gradescope`: grade the one submission in a Gradescope container.
+
+Reads ROOT/source (the unpacked autograder zip: manifest, keys, gold),
+ROOT/submission (the student's files, any folder nesting) and
+ROOT/submission_metadata.json (who submitted), and always writes
+ROOT/results/results.json, also when the submission or attngrade itself is broken.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import json
+import logging
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, EXIT_USAGE, ConfigError, SubmissionError
+from ..grading import Grader
+from ..output import write_atomic
+from . import results as gs
+from .manifest import read_manifest
+
+log = logging.getLogger(__name__)
+
+MAX_FILES = 5_000  # files looked at in a submission
+_HOMEWORK_LINE = re.compile(r"""(?m)^["']?homework["']?[ \t]*:""")
+_SKIPPED_DIRS = {"__MACOSX"}
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass
+class _RecordingGrader(Grader):
+    """A Grader that remembers each check's outcome, to tell decided points from staff points."""
+
+    ran: dict = field(default_factory=dict)
+
+    def _run(self, part, index, answers):  # type: ignore[no-untyped-def]
+        outcome = super()._run(part, index, answers)
+        self.ran[(part.id, index)] = outcome
+        return outcome
+
+
+def run_gradescope(root: Path) -> int:
+    """Grade ROOT/submission and write ROOT/results/results.json; returns an exit code."""
+    root = Path(root)
+    started = time.monotonic()
+    try:
+        data, code = _grade(root, started)
+    except SubmissionError as err:
+        data, code = gs.error_results(_for_student(err, root), gs.details_of(err, _listing(root)),
+                                      execution_time=time.monotonic() - started), EXIT_SUBMISSION_FAILED
+    except ConfigError as err:
+        data, code = gs.error_results(
+            "The autograder is not set up right, so your submission was not graded. This is not a problem "
+            "with your answers: course staff can see what went wrong and will grade your submission.",
+            gs.details_of(err, "configuration error: " + str(err)),
+            execution_time=time.monotonic() - started), EXIT_USAGE
+    except Exception as err:  # noqa: BLE001 - whatever happens, Gradescope gets a result
+        data, code = gs.error_results(
+            "attngrade failed while grading your submission, so it was not graded. This is not something "
+            "you can fix in your answers: course staff can see what went wrong and will grade your "
+            "submission.",
+            gs.details_of(err, _listing(root)),
+            execution_time=time.monotonic() - started), EXIT_SUBMISSION_FAILED
+    target = root / "results" / "results.json"
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except (TypeError, ValueError) as err:
+        text = json.dumps(gs.error_results("attngrade failed while writing your results; course staff will "
+                                           "grade your submission.", gs.details_of(err)), indent=2) + "\n"
+        code = EXIT_SUBMISSION_FAILED
+    write_atomic(target, text)
+    print(f"attngrade: wrote {target} (score {data.get('score', 0):g}, exit status {code})")
+    return code
+
+
+def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
+    from ..keys import load_keys
+    from ..problems import load_homework
+    from ..submissions import load_submission
+
+    source = root / "source"
+    manifest = read_manifest(source)
+    homework = load_homework(manifest.homework)
+    solutions = source / manifest.solutions
+    keys = load_keys(solutions, homework)
+    gold = {name: source / rel for name, rel in manifest.gold.items()}
+    for name, path in gold.items():
+        if not path.is_file():
+            raise ConfigError(f"gold {name}: {path} is missing from the autograder")
+    grader = _RecordingGrader(homework, keys, self_check=False, solutions=solutions, gold=gold)
+
+    folder = root / "submission"
+    answers = find_answers(folder)
+    submission = load_submission(answers)
+    if submission.homework != homework.id:
+        raise SubmissionError(f"the file answers homework '{submission.homework}', but this assignment is "
+                              f"{homework.id}; write 'homework: {homework.id}' at the top and submit it again",
+                              path=str(answers))
+    student = student_from_metadata(root / "submission_metadata.json") or submission.student
+    submission = dataclasses.replace(submission, folder=answers.parent, student=student)
+    result = grader.grade(submission)
+    selfcheck = Grader(homework, keys=None, self_check=True).grade(submission)
+    ctx = gs.Context(
+        homework=homework, gold=tuple(gold), visibility=manifest.visibility, student=student,
+        answers_file=_relative(answers, folder), notes=tuple(misplaced_files(homework, answers, folder)),
+    )
+    return gs.results(result, selfcheck, grader.ran, ctx, time.monotonic() - started), EXIT_OK
+
+
+# -- the submission folder ----------------------------------------------------------------
+def _files(folder: Path) -> list[Path]:
+    """The submission's regular files, in order, leaving out hidden files and macOS litter."""
+    found: list[Path] = []
+    for path in sorted(folder.rglob("*")):
+        parts = path.relative_to(folder).parts
+        if any(p.startswith(".") or p in _SKIPPED_DIRS for p in parts):
+            continue
+        if path.is_file() and not path.is_symlink():
+            found.append(path)
+            if len(found) >= MAX_FILES:
+                break
+    return found
+
+
+def _says_homework(path: Path) -> bool:
+    try:
+        data = path.read_bytes()[:200_000]
+    except OSError:
+        return False
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        text = data.decode("utf-8-sig", errors="replace")
+    return _HOMEWORK_LINE.search(text) is not None
+
+
+def find_answers(folder: Path) -> Path:
+    """The one YAML answers file in the submission, however deep the student put it."""
+    if not folder.is_dir():
+        raise SubmissionError("no submission was found; upload your YAML answers file and submit again")
+    yamls = [p for p in _files(folder) if p.suffix.lower() in YAML_SUFFIXES]
+    if not yamls:
+        raise SubmissionError(
+            "your submission has no YAML answers file (a file ending in .yaml or .yml, with "
+            "'homework: <id>' and 'answers:' in it); upload it, together with any files the parts name, "
+            "and submit again")
+    answers = [p for p in yamls if _says_homework(p)]
+    if len(answers) == 1:
+        return answers[0]
+    if len(answers) > 1:
+        names = ", ".join(_relative(p, folder) for p in answers)
+        raise SubmissionError(f"your submission has {len(answers)} answers files with a 'homework:' line "
+                              f"({names}); submit exactly one")
+    if len(yamls) == 1:
+        return yamls[0]  # loading it says what is missing
+    names = ", ".join(_relative(p, folder) for p in yamls)
+    raise SubmissionError(f"none of the YAML files in your submission ({names}) has a 'homework:' line, so "
+                          "attngrade cannot tell which one holds your answers; add 'homework: <id>' at the "
+                          "top of your answers file and submit again")
+
+
+def misplaced_files(homework: Any, answers: Path, folder: Path) -> list[str]:
+    """Files the parts name that sit elsewhere in the submission than next to the answers file."""
+    notes = []
+    here = answers.parent
+    others: dict[str, list[Path]] = {}
+    for path in _files(folder):
+        others.setdefault(path.name, []).append(path)
+    for part in homework.parts:
+        for f in part.fields:
+            if f.kind != "file" or not f.filename or (here / f.filename).exists():
+                continue
+            elsewhere = [p for p in others.get(f.filename, []) if p.parent != here]
+            if elsewhere:
+                where = _relative(elsewhere[0], folder)
+                beside = _relative(answers, folder)
+                notes.append(f"{part.id}: {f.filename} was found at {where}, but files are read only from the "
+                             f"folder of your answers file ({beside}); move it there and submit again")
+    return notes
+
+
+def _relative(path: Path, folder: Path) -> str:
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _for_student(err: SubmissionError, root: Path) -> str:
+    """The error in the student's terms: paths relative to what they uploaded."""
+    message = str(err)
+    for prefix in (str((root / "submission").resolve()), str(root / "submission")):
+        message = message.replace(prefix + "/", "").replace(prefix, "your submission")
+    return f"Your submission could not be graded: {message}"
+
+
+def _listing(root: Path) -> str:
+    folder = root / "submission"
+    if not folder.is_dir():
+        return f"{folder} does not exist"
+    lines = [f"files in {folder}:"]
+    try:
+        for path in sorted(folder.rglob("*"))[:200]:
+            if path.is_file():
+                lines.append(f"  {_relative(path, folder)} ({path.stat().st_size} bytes)")
+    except OSError as err:
+        lines.append(f"  (could not list: {err})")
+    return "\n".join(lines) if len(lines) > 1 else f"{folder} is empty"
+
+
+# -- who submitted ----------------------------------------------------------------------------
+def student_from_metadata(path: Path) -> str | None:
+    """The submitters' emails (or names) from Gradescope's metadata, else the submission id."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    people = []
+    for user in data.get("users") or []:
+        if isinstance(user, dict):
+            who = user.get("email") or user.get("name")
+            if isinstance(who, str) and who.strip():
+                people.append(who.strip())
+    if people:
+        return ", ".join(people)
+    if data.get("id") not in (None, ""):
+        return f"submission-{data['id']}"
+    return None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run_gradescope(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/autograder")))
