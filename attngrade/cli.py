@@ -107,10 +107,11 @@ def _run(args: argparse.Namespace) -> int:
         print(message)
     for result in failed:
         print(f"  not graded: {result.error}", file=sys.stderr)
-    for result in batch.results:
-        for verdict in result.parts:
-            for flag in verdict.flags:
-                print(f"  flag (staff only): {result.student} {verdict.part}: {flag}")
+    flagged = [(r.student, v.part) for r in batch.results for v in r.parts if v.flags]
+    if flagged:
+        shown = ", ".join(f"{student} {part}" for student, part in flagged[:8])
+        more = f" and {len(flagged) - 8} more" if len(flagged) > 8 else ""
+        print(f"integrity flags for course staff (see 'flags' in results.json): {shown}{more}")
     return EXIT_SUBMISSION_FAILED if failed else EXIT_OK
 
 

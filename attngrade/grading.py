@@ -49,6 +49,7 @@ class Grader:
     stats: Stats = field(default_factory=Stats)
     _reads: dict = field(default_factory=dict)
     _outcomes: dict = field(default_factory=dict)
+    _shown: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for part in self.homework.parts:
@@ -117,7 +118,7 @@ class Grader:
                 invalid = True
                 feedback.append(str(err))
                 continue
-            shown[f.name] = describe(readings[f.name])
+            shown[f.name] = self._describe(readings[f.name])
             if isinstance(readings[f.name], Value):
                 feedback.extend(readings[f.name].notes)
         earned, machine_max, pending, unchecked, unanswered = 0.0, 0.0, False, False, False
@@ -157,6 +158,15 @@ class Grader:
         status = _status(earned, machine_max, invalid, pending, unchecked, unanswered)
         return Verdict(part.id, round(earned, 6), part.points, status, tuple(dict.fromkeys(feedback)),
                        shown, answers, evidence, readings)
+
+    def _describe(self, reading: Any) -> str:
+        """How a reading is shown; printing sympy is slow, so once per distinct reading."""
+        if not isinstance(reading, Value):
+            return describe(reading)
+        key = reading.canonical
+        if key not in self._shown:
+            self._shown[key] = describe(reading)
+        return self._shown[key]
 
     def _read(self, part: Part, name: str, raw: Any, folder: Path | None = None) -> Any:
         if part.field(name).kind == "file":

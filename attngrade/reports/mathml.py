@@ -58,6 +58,18 @@ def to_mathml(value: Any) -> Markup | None:
     """Sanitized MathML for a math reading, or None when it is not one (or cannot be shown)."""
     if not isinstance(value, Value):
         return None
+    key = value.canonical
+    if key not in _CACHE:
+        if len(_CACHE) > 4096:
+            _CACHE.clear()
+        _CACHE[key] = _convert(value)
+    return _CACHE[key]
+
+
+_CACHE: dict[str, Markup | None] = {}
+
+
+def _convert(value: Value) -> Markup | None:
     try:
         from latex2mathml.converter import convert
 
