@@ -20,13 +20,41 @@ from .nodes import BIGO, FUNCTION, LIST, SCALAR, Value
 from .symbols import SymbolTable
 
 _BUILDER = Builder()
-_PARSER = Lark(
-    files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8"),
-    parser="lalr",
-    lexer="contextual",
-    transformer=_BUILDER,
-    maybe_placeholders=False,
-)
+_GRAMMAR = files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
+
+
+def _cache_file() -> str | bool:
+    """Where lark keeps the LALR tables: the user's own cache folder, never shared /tmp
+    (lark's cache is a pickle, so it must not be a file another user could plant)."""
+    import hashlib
+    import os
+
+    import lark
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "attngrade")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.stat(folder).st_uid != os.getuid() or not os.access(folder, os.W_OK):
+            return False
+    except (OSError, AttributeError):
+        return False
+    digest = hashlib.sha256((_GRAMMAR + lark.__version__).encode()).hexdigest()[:16]
+    return os.path.join(folder, f"grammar-{digest}.lark")
+
+
+def _parser() -> Lark:
+    options = dict(parser="lalr", lexer="contextual", transformer=_BUILDER, maybe_placeholders=False)
+    cache = _cache_file()
+    if cache:
+        try:
+            return Lark(_GRAMMAR, cache=cache, **options)
+        except OSError:
+            pass
+    return Lark(_GRAMMAR, **options)
+
+
+_PARSER = _parser()
 
 # Norm bars, longest spelling first; \lVert/\rVert and \left\|/\right\| know their side.
 _BARS = re.compile(r"\\left\\\||\\right\\\||\\lVert|\\rVert|\\\||\|\||\u2016")

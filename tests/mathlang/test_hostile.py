@@ -347,7 +347,7 @@ except BaseException as err:
     outcome = type(err).__name__
 print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - start}))
 """
-CHILD_TIMEOUT = 8.0  # includes importing sympy in the child
+CHILD_TIMEOUT = 90.0  # for all children together: imports on a busy 2-core machine; the parse itself must take < BUDGET
 
 ISOLATED = {
     "exp-tower-squared": r"\exp(\exp(\exp(100)))^{2}",
