@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="folder with <homework>/keys.yaml (default: ./solutions)")
     auto.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
                       help="an instructor gold file to bundle, e.g. test=birth_test.tsv (repeatable)")
+    auto.add_argument("--source", type=Path, default=None,
+                      help="attngrade source tree to build the wheel from (default: the installed checkout)")
 
     gs = sub.add_parser("gradescope", help="grade inside a Gradescope container (what run_autograder calls)")
     gs.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder root (default: /autograder)")
@@ -130,7 +132,8 @@ def _gold(items: list[str]) -> dict[str, Path]:
 def _autograder(args: argparse.Namespace) -> int:
     from .gradescope import build_autograder
 
-    path = build_autograder(args.homework, args.out, solutions=args.solutions, gold=_gold(args.gold))
+    path = build_autograder(args.homework, args.out, solutions=args.solutions, gold=_gold(args.gold),
+                            source=args.source)
     print(f"wrote {path}")
     return EXIT_OK
 

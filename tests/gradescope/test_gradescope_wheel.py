@@ -1,0 +1,113 @@
+"""The wheel in the autograder: what students may install for `grade check`.
+
+It holds no keys, no reference solutions and no test gold, and `grade check` run from it
+(in a fresh virtual environment, set up by the autograder's own setup.sh) shows how
+key-checked answers were read, never whether they match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from attngrade.cli import main
+from gradescope_helpers import EXAMPLES, GOLD_MARK, HOMEWORK, REFERENCE, REPO, parts_by_number
+
+
+def _wheel_members(autograder_zip: Path, tmp_path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(autograder_zip) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".whl")]
+        archive.extract(name, tmp_path)
+    with zipfile.ZipFile(tmp_path / name) as wheel:
+        return {info.filename: wheel.read(info) for info in wheel.infolist() if not info.is_dir()}
+
+
+def test_wheel_holds_no_key_solution_or_gold(autograder_zip, test_gold, tmp_path):
+    members = _wheel_members(autograder_zip, tmp_path)
+    secret = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in (REPO / "solutions").rglob("*")
+              if p.is_file() and p.read_bytes().strip()}
+    secret[hashlib.sha256(test_gold.read_bytes()).hexdigest()] = test_gold
+    assert len(secret) > 10  # every homework's keys and reference files
+    for name, data in members.items():
+        top = name.split("/")[0]
+        assert top == "attngrade" or top.endswith(".dist-info"), name
+        assert "solutions" not in name.split("/") and not name.endswith("keys.yaml"), name
+        assert "reference" not in name, name
+        assert hashlib.sha256(data).hexdigest() not in secret, (name, secret.get(hashlib.sha256(data).hexdigest()))
+        assert GOLD_MARK.encode() not in data, name
+    # What `grade check`, `grade autograder` and `grade gradescope` need is there.
+    for needed in ("attngrade/problems/homeworks/cs224n-w21-a5.yaml", "attngrade/data/cs224n-w21-a5/birth_dev.tsv",
+                   "attngrade/gradescope/templates/setup.sh", "attngrade/gradescope/templates/run_autograder",
+                   "attngrade/gradescope/run.py"):
+        assert needed in members, needed
+
+
+def test_grade_check_among_the_autograders_files_shows_no_key_and_no_gold(autograder_zip, tmp_path, capsys,
+                                                                         monkeypatch):
+    """Even run where keys.yaml and the gold sit (./solutions, ./gold), `grade check` uses neither."""
+    with zipfile.ZipFile(autograder_zip) as archive:
+        archive.extractall(tmp_path / "source")
+    monkeypatch.chdir(tmp_path / "source")
+    assert (Path("solutions") / HOMEWORK / "keys.yaml").is_file()
+    assert main(["check", str(REFERENCE)]) == 0
+    printed = capsys.readouterr().out
+    assert main(["check", str(REFERENCE), "--json"]) == 0
+    printed += capsys.readouterr().out
+    assert "vanilla.pretrain.test.predictions: read, 437 lines as expected; it is scored against the test set, " \
+           "which only course staff have" in printed
+    assert "437/437" not in printed and "correct on the test set" not in printed and GOLD_MARK not in printed
+    assert "c2 read as: u_a" in printed and "expected answer" not in printed
+    result = json.loads(printed[printed.index("{"):])
+    assert {p["id"]: p["status"] for p in result["parts"]}["1e.i"] == "unchecked"
+
+
+@pytest.mark.slow
+def test_setup_sh_installs_the_wheel_into_a_fresh_venv_and_it_grades(autograder_zip, tmp_path, gradescope):
+    """The autograder's setup.sh, run for real (no apt: this Python is given), then the install is used."""
+    source = tmp_path / "source"
+    with zipfile.ZipFile(autograder_zip) as archive:
+        archive.extractall(source)
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    for name in ("apt-get", "apt-cache", "add-apt-repository", "sudo"):
+        (stubs / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path / "apt.log"}"\nexit 97\n')
+        (stubs / name).chmod(0o755)
+    venv = tmp_path / "venv"
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{stubs}:{env['PATH']}", ATTNGRADE_VENV=str(venv), ATTNGRADE_SETUP_PYTHON=sys.executable)
+    done = subprocess.run(["bash", str(source / "setup.sh")], cwd=source, env=env, capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "apt.log").exists()
+    assert "attngrade setup: attngrade 0.1.0 is installed in" in done.stdout
+
+    # `grade check` from the installed wheel alone, run from an empty folder.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    student = tmp_path / "student"
+    student.mkdir()
+    answers = shutil.copy(EXAMPLES / "partial.yaml", student / "partial.yaml")
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import attngrade; print(attngrade.__file__)"],
+                           cwd=empty, env=env, capture_output=True, text=True, timeout=60)
+    assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout + where.stderr
+    check = subprocess.run([str(venv / "bin" / "grade"), "check", str(answers)], cwd=empty, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "c2 read as: u_b" in check.stdout
+    assert "possible read as: yes" in check.stdout
+    assert "expected answer" not in check.stdout and "x2 = u_a scores" not in check.stdout
+    assert "[ ~] 1e.ii    partial    2/4" in check.stdout  # property checks do run
+
+    # And the autograder grades with that install, as on Gradescope.
+    root = gradescope.root(autograder_zip, {"a5": REFERENCE})
+    data = gradescope.run(root, python=venv / "bin" / "python")
+    assert data["score"] == 36
+    assert all(t["status"] == "passed" for t in parts_by_number(data).values())
