@@ -21,6 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="self-check one submission (no keys needed, none shown)")
     check.add_argument("path", type=Path, metavar="FILE", help="a YAML answers file or a submission folder")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument("--budget", type=float, default=2.0, metavar="SECONDS",
+                       help="time one check of one answer may take (default: 2)")
 
     run = sub.add_parser("run", help="grade a batch of submissions and write results, grades and reports")
     run.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="submission files, folders or class folders")
@@ -77,7 +79,7 @@ def _check(args: argparse.Namespace) -> int:
     from .selfcheck import check
 
     try:
-        result = check(args.path)
+        result = check(args.path, budget=args.budget)
     except SubmissionError as err:
         if args.json:
             print(json.dumps({"student": args.path.stem, "homework": None, "score": 0, "max_score": 0,

@@ -15,11 +15,11 @@ from .records import Result
 from .submissions import load_submission
 
 
-def check(path: Path) -> Result:
+def check(path: Path, budget: float = 2.0) -> Result:
     """Self-check one submission file or folder."""
     submission = load_submission(path)
     try:
         homework = load_homework(submission.homework)
     except ConfigError as err:
         raise SubmissionError(str(err), path=str(submission.path)) from None
-    return Grader(homework, keys=None, self_check=True).grade(submission)
+    return Grader(homework, keys=None, self_check=True, budget=budget).grade(submission)
