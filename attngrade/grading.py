@@ -16,7 +16,7 @@ from .deadline import BudgetExceeded, time_limit
 from .errors import ConfigError
 from .keys import Keys
 from .mathlang import Value
-from .reading import FieldError, FileReading, describe, read_field
+from .reading import FieldError, FileReading, describe, read_field, safe_text
 from .records import Homework, Part, Result, Submission, Verdict
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class Grader:
             example = "\n".join(f"  {f.name}: ..." for f in part.fields)
             return Verdict(part.id, 0.0, part.points, "invalid",
                            (f"{part.id}: this part has the fields {names}; write them as a mapping:\n"
-                            f"{part.id}:\n{example}",), answers={"": str(raw)[:2000]})
+                            f"{part.id}:\n{example}",), answers={"": safe_text(raw)})
         if all(_blank(v) for v in fields.values()):
             return Verdict(part.id, 0.0, part.points, "missing", ("no answer was given",))
         feedback: list[str] = []
@@ -102,7 +102,7 @@ class Grader:
         for name, value in fields.items():
             if value is _UNKNOWN:
                 continue
-            answers[name] = value if isinstance(value, str) else str(value)
+            answers[name] = safe_text(value, 20_000)
         unknown = [n for n, v in fields.items() if v is _UNKNOWN]
         invalid = False
         if unknown:
@@ -171,7 +171,8 @@ class Grader:
     def _read(self, part: Part, name: str, raw: Any, folder: Path | None = None) -> Any:
         if part.field(name).kind == "file":
             return read_field(part, part.field(name), raw, folder)  # content differs per student
-        memo_key = (part.id, name, type(raw).__name__, raw if isinstance(raw, (str, int, float, bool)) else repr(raw))
+        memo_key = (part.id, name, type(raw).__name__,
+                    raw if isinstance(raw, (str, int, float, bool)) else safe_text(raw, 100_000))
         self.stats.reads += 1
         if memo_key in self._reads:
             self.stats.read_hits += 1

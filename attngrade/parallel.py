@@ -34,9 +34,19 @@ def _limit_memory(limit: int) -> None:
 
 def run_tasks(tasks: Mapping[Any, Task], *, workers: int, budget: float,
               memory: int = MEMORY_LIMIT) -> dict[Any, Outcome]:
-    """Outcome of every task, keyed like `tasks`. workers <= 1 or one task: in this process."""
-    if workers <= 1 or len(tasks) <= 1:
+    """Outcome of every task, keyed like `tasks`.
+
+    With one worker (or one task) on the main thread checks run here, under SIGALRM. Off
+    the main thread no signal can stop a check, so even one task goes to a worker process.
+    """
+    import threading
+
+    on_main = threading.current_thread() is threading.main_thread()
+    if not tasks:
+        return {}
+    if on_main and (workers <= 1 or len(tasks) <= 1):
         return {key: run_task(task, budget) for key, task in tasks.items()}
+    workers = max(1, workers)
     from pebble import ProcessExpired, ProcessPool
 
     outcomes: dict[Any, Outcome] = {}

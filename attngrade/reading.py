@@ -58,6 +58,8 @@ def describe(value: Any) -> str:
 def _text_of(part: Part, field: Field, raw: Any) -> str:
     if isinstance(raw, bool):
         raise FieldError(part.id, field.name, "expected math, got a yes/no value")
+    if isinstance(raw, int) and abs(raw).bit_length() > 128:
+        raise FieldError(part.id, field.name, f"this number has {abs(raw).bit_length()} bits; write a smaller one")
     if isinstance(raw, (int, float)):
         return repr(raw)
     if not isinstance(raw, str):
@@ -108,15 +110,15 @@ def _dims(shape: tuple[Any, Any]) -> tuple[sympy.Expr, sympy.Expr]:
 def _read_bool(part: Part, field: Field, raw: Any) -> bool:
     if isinstance(raw, bool):
         return raw
-    if isinstance(raw, (str, int)) and str(raw).strip().lower() in _TRUE | _FALSE:
-        return str(raw).strip().lower() in _TRUE
+    if isinstance(raw, (str, int)) and safe_text(raw, 10).strip().lower() in _TRUE | _FALSE:
+        return safe_text(raw, 10).strip().lower() in _TRUE
     raise FieldError(part.id, field.name, f"expected yes or no, got {_clip(raw)!r}")
 
 
 def _read_choice(part: Part, field: Field, raw: Any) -> Any:
     if isinstance(raw, bool) and not field.options:
         return raw
-    text = str(raw).strip().lower()
+    text = safe_text(raw, 200).strip().lower()
     for option, synonyms in field.options.items():
         if text == option.lower() or text in (s.lower() for s in synonyms):
             return option
@@ -127,11 +129,22 @@ def _read_choice(part: Part, field: Field, raw: Any) -> Any:
 def _read_text(part: Part, field: Field, raw: Any) -> str:
     if not isinstance(raw, (str, int, float, bool)):
         raise FieldError(part.id, field.name, f"expected text, got a {_yaml_kind(raw)}")
-    text = str(raw).strip()
+    text = safe_text(raw, field.max_length + 1).strip()
     if len(text) > field.max_length:
         raise FieldError(part.id, field.name,
                          f"the answer is {len(text)} characters long; at most {field.max_length} are read")
     return text
+
+
+def safe_text(raw: Any, size: int = 2000) -> str:
+    """A bounded text form of any raw YAML value (a huge int has no decimal str())."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw).bit_length() > 4000:
+        return f"<an integer of {abs(raw).bit_length()} bits>"
+    try:
+        text = raw if isinstance(raw, str) else str(raw)
+    except (ValueError, RecursionError):
+        return f"<a {type(raw).__name__} too large to show>"
+    return text if len(text) <= size else text[:size] + "..."
 
 
 def _yaml_kind(raw: Any) -> str:
@@ -139,7 +152,7 @@ def _yaml_kind(raw: Any) -> str:
 
 
 def _clip(raw: Any, size: int = 40) -> str:
-    text = str(raw)
+    text = safe_text(raw)
     return text if len(text) <= size else text[:size] + "..."
 
 
@@ -185,6 +198,8 @@ class FileReading:
 def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
     if isinstance(raw, bool):
         raise FieldError(part.id, field.name, "expected a number, got a yes/no value")
+    if isinstance(raw, int) and abs(raw).bit_length() > 128:
+        raise FieldError(part.id, field.name, f"this number has {abs(raw).bit_length()} bits; write a smaller one")
     if isinstance(raw, (int, float)):
         raw = repr(raw)
     if not isinstance(raw, str) or len(raw) > 64:

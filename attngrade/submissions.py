@@ -59,6 +59,10 @@ def read_yaml(path: Path) -> Any:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except SubmissionError as err:
         raise SubmissionError(str(err), path=str(path)) from None
+    except ValueError as err:  # e.g. an integer literal too long to convert
+        raise SubmissionError(f"a value in the file cannot be read ({err}); shorten it", path=str(path)) from None
+    except RecursionError:
+        raise SubmissionError("the file is nested too deeply", path=str(path)) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -70,6 +74,8 @@ def read_yaml(path: Path) -> Any:
 def load_submission(path: Path) -> Submission:
     """One submission from a YAML file or a submission folder."""
     folder = None
+    if path.is_symlink():
+        raise SubmissionError("is a link; submit the file or folder itself", path=str(path))
     if path.is_dir():
         yamls = _yaml_files(path)
         if len(yamls) != 1:
