@@ -73,6 +73,9 @@ def _read_math(part: Part, field: Field, raw: Any) -> Value:
         value = parse(text, field.table or part.table)
     except MathError as err:
         raise FieldError(part.id, field.name, err.render(text)) from None
+    except Exception as err:  # noqa: BLE001 - a reader bug must cost one part, not the submission
+        raise FieldError(part.id, field.name, f"attngrade could not read this answer ({type(err).__name__}); "
+                                              "rewrite it more simply, or ask course staff") from None
     _check_shape(part, field, value)
     return value
 

@@ -225,6 +225,7 @@ class Builder:
             raise MathError("only the 2-norm is supported here; write \\|x\\| or \\|x\\|_2",
                             sub[0].start_pos, sub[0].end_pos)
         arg = self._as_value(arg)
+        self._no_bigo(arg)
         if arg.kind == SCALAR:
             return Node(sympy.Abs(arg.expr), SCALAR, start, end)
         if not (arg.is_column or arg.is_row):
