@@ -132,10 +132,12 @@ def _read_choice(part: Part, field: Field, raw: Any) -> Any:
 def _read_text(part: Part, field: Field, raw: Any) -> str:
     if not isinstance(raw, (str, int, float, bool)):
         raise FieldError(part.id, field.name, f"expected text, got a {_yaml_kind(raw)}")
+    if isinstance(raw, str) and len(raw.strip()) > field.max_length:
+        raise FieldError(part.id, field.name,
+                         f"the answer is {len(raw.strip())} characters long; at most {field.max_length} are read")
     text = safe_text(raw, field.max_length + 1).strip()
     if len(text) > field.max_length:
-        raise FieldError(part.id, field.name,
-                         f"the answer is {len(text)} characters long; at most {field.max_length} are read")
+        raise FieldError(part.id, field.name, f"the answer is longer than the {field.max_length} characters read")
     return text
 
 
@@ -233,6 +235,9 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None) -> FileRe
     path = folder / name
     if path.is_symlink():
         raise FieldError(part.id, field.name, f"{name} is a link; submit the file itself")
+    if path.exists() and not path.is_file():
+        raise FieldError(part.id, field.name, f"{name} is not a regular file (a folder, pipe or device); "
+                                              "submit the file itself")
     if not path.is_file():
         raise FieldError(part.id, field.name, f"{name} is not in your submission folder")
     size = path.stat().st_size

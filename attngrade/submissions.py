@@ -47,20 +47,25 @@ def _decode(data: bytes, path: Path) -> str:
 
 def read_yaml(path: Path) -> Any:
     """Parse one YAML file of untrusted origin."""
-    if path.is_symlink() or not path.is_file():
-        raise SubmissionError("not a regular file", path=str(path))
+    if path.is_symlink():
+        raise SubmissionError("is a link; submit the answers file itself", path=str(path))
+    if not path.is_file():
+        raise SubmissionError("is not a regular file (a folder, pipe or device); submit the answers file itself",
+                              path=str(path))
     size = path.stat().st_size
     if size > MAX_YAML_BYTES:
         raise SubmissionError(f"the file is {size} bytes; at most {MAX_YAML_BYTES} are read", path=str(path))
     text = _decode(path.read_bytes(), path)
     if "\x00" in text:
-        raise SubmissionError("the file contains NUL bytes; it is not a text file", path=str(path))
+        raise SubmissionError("the file contains NUL bytes: it is binary, or text saved as UTF-16/UTF-32 "
+                              "without a byte-order mark; save it as UTF-8 and submit it again", path=str(path))
     try:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except SubmissionError as err:
         raise SubmissionError(str(err), path=str(path)) from None
-    except ValueError as err:  # e.g. an integer literal too long to convert
-        raise SubmissionError(f"a value in the file cannot be read ({err}); shorten it", path=str(path)) from None
+    except ValueError:  # an integer literal too long for Python to convert
+        raise SubmissionError("a number in the file is too long to read (over 4300 digits); "
+                              "shorten it, or put it in quotes", path=str(path)) from None
     except RecursionError:
         raise SubmissionError("the file is nested too deeply", path=str(path)) from None
     except yaml.YAMLError as err:

@@ -1,0 +1,175 @@
+"""`grade run` killed mid-batch leaves no torn output, and a rerun writes everything.
+
+Every output is written through `attngrade.output.write_atomic` (a temporary file in the
+same folder, then a rename), so a SIGKILL at any moment leaves each output either absent
+or whole. What SIGKILL can leave behind is the temporary file being written at that
+moment: a hidden `.NAME.XXXXXXXX` next to it, which nothing reads and a rerun ignores.
+
+The overrides file a person has edited survives an interrupted rerun and the rerun after.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "cs224n-w21-a5"
+SOLUTIONS = ROOT / "solutions"
+OUTPUTS = ("results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml")
+TEMP = re.compile(r"^\.(report\.html|results\.json|grades\.csv|index\.html|overrides\.yaml|overrides\.new\.yaml|"
+                  r"\.overrides\.sha256)\.[A-Za-z0-9_]+$")
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not hasattr(os, "killpg"), reason="SIGKILL of a process group: POSIX")]
+
+
+def make_class(dest: Path, copies: int) -> Path:
+    """`copies` submissions: the example class's YAML files, each under its own student id."""
+    sources = sorted(p for p in EXAMPLES.iterdir() if p.suffix == ".yaml")
+    dest.mkdir(parents=True)
+    for i in range(copies):
+        source = sources[i % len(sources)]
+        text = re.sub(r"(?m)^student:.*\n", "", source.read_text(encoding="utf-8"))
+        (dest / f"s{i:03d}-{source.stem}.yaml").write_text(text, encoding="utf-8")
+    return dest
+
+
+def command(cls: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "attngrade", "run", str(cls), "-o", str(out), "--solutions", str(SOLUTIONS),
+            "--workers", "1", *extra]
+
+
+def reports(out: Path) -> list[Path]:
+    return list(out.glob("*/report.html")) if out.exists() else []
+
+
+def kill_mid_write(cmd: list[str], out: Path, after_reports: int = 3, cwd: Path | None = None) -> int:
+    """Start `grade run`, SIGKILL it once it has written `after_reports` reports; the count at the kill."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            cwd=cwd)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and len(reports(out)) < after_reports:
+            time.sleep(0.01)
+        assert proc.poll() is None, "grade run finished before it could be interrupted; grow the class"
+        os.killpg(proc.pid, signal.SIGKILL)
+        written = len(reports(out))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    return written
+
+
+def check_nothing_torn(out: Path) -> list[Path]:
+    """Every output present is whole; returns the temporary files left behind."""
+    leftovers: list[Path] = []
+    for path in out.rglob("*"):
+        if path.is_dir():
+            assert path.parent == out, f"unexpected folder {path}"
+            continue
+        if path.name.startswith("."):
+            if path.name == ".overrides.sha256":
+                assert re.fullmatch(r"[0-9a-f]{64}\n", path.read_text()), "torn stamp"
+                continue
+            assert TEMP.match(path.name), f"unexpected hidden file {path}"
+            leftovers.append(path)
+            continue
+        if path.parent == out:
+            assert path.name in OUTPUTS, f"unexpected file {path}"
+        else:
+            assert path.name == "report.html", f"unexpected file {path}"
+    for report in reports(out):
+        assert report.read_text(encoding="utf-8").rstrip().endswith("</html>"), f"torn {report}"
+    if (out / "index.html").exists():
+        assert (out / "index.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
+    if (out / "results.json").exists():
+        assert isinstance(json.loads((out / "results.json").read_text(encoding="utf-8")), list)
+    if (out / "grades.csv").exists():
+        rows = list(csv.reader((out / "grades.csv").open(encoding="utf-8", newline="")))
+        assert rows[0][:2] == ["student", "homework"] and rows[0][-3:] == ["total", "max_score", "error"]
+        assert all(len(row) == len(rows[0]) for row in rows), "a short row: torn grades.csv"
+    for name in ("overrides.yaml", "overrides.new.yaml"):
+        if (out / name).exists():
+            yaml.safe_load((out / name).read_text(encoding="utf-8"))
+    return leftovers
+
+
+def check_complete(out: Path, students: int) -> None:
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert len(results) == students
+    rows = list(csv.DictReader((out / "grades.csv").open(encoding="utf-8", newline="")))
+    assert [row["student"] for row in rows] == [r["student"] for r in results]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for r in results:
+        report = out / r["student"] / "report.html"
+        assert report.read_text(encoding="utf-8").rstrip().endswith("</html>"), report
+        assert f"{r['student']}/report.html" in index
+    full = [row for row in rows if row["student"].endswith("-full-marks")]
+    assert full and all(row["error"] == "" for row in full)
+    assert any(row["total"] == "13" for row in full)
+
+
+@pytest.fixture(scope="module")
+def big_class(tmp_path_factory) -> Path:
+    return make_class(tmp_path_factory.mktemp("interrupt") / "class-300", 300)
+
+
+def test_sigkill_mid_write_tears_nothing_and_a_rerun_completes(big_class, tmp_path):
+    out = tmp_path / "out"
+    written = kill_mid_write(command(big_class, out), out)
+    assert 0 < written < 300, "the kill landed while reports were being written"
+    leftovers = check_nothing_torn(out)
+    assert not (out / "results.json").exists() or len(json.loads((out / "results.json").read_text())) == 300
+    print(f"\nkilled after {written} of 300 reports; temporary files left by SIGKILL: "
+          f"{[p.relative_to(out).as_posix() for p in leftovers]}")
+
+    rerun = subprocess.run(command(big_class, out), capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "Traceback" not in rerun.stderr
+    still = check_nothing_torn(out)
+    assert set(still) <= set(leftovers), "the rerun left temporary files of its own"
+    check_complete(out, 300)
+    assert (out / "overrides.yaml").exists() and (out / ".overrides.sha256").exists()
+
+
+def test_an_edited_overrides_file_survives_an_interrupted_rerun(tmp_path):
+    cls = make_class(tmp_path / "class-150", 150)
+    out = tmp_path / "out"
+    first = subprocess.run(command(cls, out), capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    overrides = out / "overrides.yaml"
+    data = yaml.safe_load(overrides.read_text(encoding="utf-8"))
+    entry = next(s for s in data["students"] if s["part"] == "1a")
+    entry["score"] = 1
+    entry["comment"] = "decided by a TA before the crash"
+    edited = "# edited by hand: keep me\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    overrides.write_text(edited, encoding="utf-8")
+
+    written = kill_mid_write(command(cls, out, "--overrides", str(overrides)), out, after_reports=3)
+    assert written > 0
+    check_nothing_torn(out)
+    assert overrides.read_text(encoding="utf-8") == edited
+
+    rerun = subprocess.run(command(cls, out, "--overrides", str(overrides)), capture_output=True, text=True,
+                           timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert overrides.read_text(encoding="utf-8") == edited
+    assert "kept your edited" in rerun.stdout
+    assert yaml.safe_load((out / "overrides.new.yaml").read_text(encoding="utf-8"))["students"]
+    check_nothing_torn(out)
+    check_complete(out, 150)
+    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open(encoding="utf-8", newline=""))}
+    assert rows[entry["student"]]["1a"] == "1", "the decision in the edited file was applied"
