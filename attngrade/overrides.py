@@ -62,8 +62,8 @@ def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], p
         {"student": r.student, "part": v.part, "max_score": v.max_score, "score": None, "comment": None}
         for r in results for v in r.parts if v.status == "manual"
     ]
-    body = yaml.safe_dump({"groups": group_rows, "students": student_rows}, sort_keys=False, allow_unicode=True,
-                          width=100)
+    body = yaml.dump({"groups": group_rows, "students": student_rows}, sort_keys=False, allow_unicode=True,
+                     width=100, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper))
     return HEADER.format(path=path) + body
 
 

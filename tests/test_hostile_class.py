@@ -463,8 +463,13 @@ def test_deeply_nested_yaml_is_an_error_row_not_a_crash(tmp_path):
     rc, run = _run_class(tmp_path, {"yaml-nested-1000.yaml":
                                     "homework: cs224n-w21-a5\nanswers:\n  1b: " + "[" * 1000 + "]" * 1000 + "\n"})
     assert "Traceback" not in run["stderr"]
-    assert rc == 1 and run["results"]["control-full-marks"]["score"] == 13
-    assert run["results"]["yaml-nested-1000"]["error"]
+    assert run["results"]["control-full-marks"]["score"] == 13
+    nested = run["results"]["yaml-nested-1000"]
+    # libyaml reads it (a list in a list ...), the pure-Python loader gives up: either way it is
+    # this submission's own error row or its own invalid part, never a crash of the batch.
+    if not nested.get("error"):
+        part = next(p for p in nested["parts"] if p["id"] == "1b")
+        assert part["status"] == "invalid" and "expected math as text, got a list" in part["feedback"][0]
 
 
 def test_a_huge_hex_integer_makes_one_part_invalid(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import sympy
@@ -53,7 +54,7 @@ class Value:
     shape: tuple[sympy.Expr, sympy.Expr] | None = None
     notes: tuple[str, ...] = field(default=())
 
-    @property
+    @cached_property
     def canonical(self) -> str:
         """A stable key for memoizing: equal for answers that were read the same."""
         return f"{self.kind}:{sympy.srepr(self.expr)}"

@@ -25,7 +25,7 @@ def _read(kind: str, name: str) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"no {kind[:-1] if kind.endswith('s') else kind} named '{name}' in the bank")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as err:
         raise ConfigError(f"{kind}/{name}.yaml is not valid YAML: {err}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:

@@ -39,6 +39,9 @@ class _Latex(LatexPrinter):
         name = self._print(sympy.Symbol(expr.name))
         return rf"{name}\left({', '.join(self._print(a) for a in expr.arguments)}\right)"
 
+    def _print_Identity(self, expr: Any) -> str:
+        return "I"
+
     def _print_Transpose(self, expr: Any) -> str:
         arg = self._print(expr.arg)
         if not isinstance(expr.arg, sympy.MatrixSymbol):
