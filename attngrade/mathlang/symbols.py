@@ -29,7 +29,7 @@ _GREEK = {
 }
 GREEK_NAMES = frozenset(_GREEK.values()) | {"varphi", "varepsilon", "Beta", "ell"}
 
-_NAME = re.compile(r"^(\\?[^\W\d_]+)(?:_\{?(\\?[0-9A-Za-z]+)\}?)?$")
+_NAME = re.compile(r"^(\\?[^\W\d_]+)(?:_\{?(\\?[^\W_]+)\}?)?(?:\^\{\((\w+)\)\})?$")
 
 
 def normalize_name(text: str) -> str:
@@ -37,16 +37,18 @@ def normalize_name(text: str) -> str:
     m = _NAME.match(text.strip())
     if not m:
         return text.strip()
-    base, sub = m.group(1), m.group(2)
+    base, sub, label = m.group(1), m.group(2), m.group(3)
     if base.startswith("\\") and base[1:] in GREEK_NAMES:
         base = base[1:]  # \beta is beta; an unknown command such as \x stays unknown
     base = "".join(_GREEK.get(ch, ch) for ch in base) if not base.isascii() else base
     if base == "varphi":
         base = "phi"
+    suffix = f"^{label}" if label else ""
     if sub:
         sub = sub[1:] if sub.startswith("\\") and sub[1:] in GREEK_NAMES else sub
-        return f"{base}_{sub}"
-    return base
+        sub = "".join(_GREEK.get(ch, ch) for ch in sub)
+        return f"{base}_{sub}{suffix}"
+    return base + suffix
 
 
 def _dim(value: Any) -> sympy.Expr:

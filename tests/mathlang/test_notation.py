@@ -589,3 +589,14 @@ def test_declared_scalar_T_is_an_exponent_not_a_transpose():
     assert parse("M^{T}", table).expr == M_**T_
     assert parse("v^T", table).expr == v_.T  # a vector cannot be raised to a power: still a transpose
     assert parse(r"v^\top", table).expr == v_.T
+
+
+# -- course notations found by the benchmark's answer pools --------------------------------
+def test_position_labels_and_greek_subscripts():
+    from attngrade.problems import load_homework
+
+    c_i = load_homework("eecs182-sp23-transformers").part("c.i")
+    assert parse(r"q_i^{(pos)} \cdot k_j^{(pos)}", c_i.table).canonical == parse("qpos_i^T kpos_j", c_i.table).canonical
+    h = load_homework("nyu-dl-transformer").part("1.1a")
+    for text in (r"V softargmax_β(K^T Q)", r"V softargmax_{\beta}(K^\top Q)", r"V \mathrm{softargmax}_\beta(K^T Q)"):
+        assert parse(text, h.table).canonical == parse("V softargmax_beta(K^T Q)", h.table).canonical
