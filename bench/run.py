@@ -19,7 +19,7 @@ this machine as it is: the load average and the CPU time other processes used du
 each timed step are recorded next to the figures, because wall times mean little on
 a busy machine (CPU times are steadier).
 
-Runs with any Python 3.10+; attngrade itself runs from --venv (default /tmp/venv).
+Runs with any Python 3.10+; attngrade itself runs from --venv (default: the repo's .venv).
 """
 
 from __future__ import annotations
@@ -620,7 +620,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="before each class run, wait up to this many seconds for other load to settle")
     parser.add_argument("--folder-share", type=float, default=0.5,
                         help="share of A5/MIMUW submissions that are folders with prediction files (default 0.5)")
-    parser.add_argument("--venv", type=Path, default=Path("/tmp/venv"), help="attngrade's virtualenv (default /tmp/venv)")
+    parser.add_argument("--venv", type=Path, default=HERE.parent / ".venv",
+                        help="attngrade's virtualenv (default: the repo's .venv, as the README makes it)")
     parser.add_argument("--solutions", type=Path, default=ROOT / "solutions")
     parser.add_argument("--check-file", type=Path, default=ROOT / "examples" / "cs224n-w21-a5" / "full-marks.yaml")
     parser.add_argument("--work", type=Path, default=Path("/tmp/attngrade-bench"),
