@@ -20,6 +20,23 @@ class ReadingPrinter(StrPrinter):
         return super()._print_Mul(expr).replace("**", "^").replace("*", " ")
 
     def _print_MatMul(self, expr: Any) -> str:
+        # A scalar that divides, as in (u_b u_b^T - u_c u_c^T)/beta^2, is shown after a slash.
+        scalars = [a for a in expr.args if not isinstance(a, sympy.MatrixExpr)]
+        if len(scalars) == 1 and scalars[0] is expr.args[0]:
+            num, den = sympy.fraction(scalars[0])
+            if den != 1:
+                rest = sympy.MatMul(*expr.args[1:]) if len(expr.args) > 2 else expr.args[1]
+                body = self._print(rest)
+                if isinstance(rest, sympy.MatAdd) and not body.startswith("("):
+                    body = f"({body})"
+                if num == -1:
+                    body = f"-{body}"
+                elif num != 1:
+                    body = f"{self._print(num)} {body}"
+                denominator = self._print(den)
+                if not (den.is_Symbol or den.is_Integer or isinstance(den, sympy.Pow)):
+                    denominator = f"({denominator})"
+                return f"{body}/{denominator}"
         return super()._print_MatMul(expr).replace("*", " ")
 
     def _print_Transpose(self, expr: Any) -> str:
