@@ -121,43 +121,26 @@ class Grader:
             shown[f.name] = self._describe(readings[f.name])
             if isinstance(readings[f.name], Value):
                 feedback.extend(readings[f.name].notes)
-        earned, machine_max, pending, unchecked, unanswered = 0.0, 0.0, False, False, False
-        undecided = 0.0
-        evidence: dict[str, Any] = {}
+        tally = self._run_checks(part, fields, readings)
+        feedback.extend(tally.feedback)
+        return Verdict(part.id, round(tally.earned, 6), part.points, tally.status(invalid, self.self_check),
+                       tuple(dict.fromkeys(feedback)), shown, answers, tally.evidence, readings)
+
+    def _run_checks(self, part: Part, fields: Mapping[str, Any], readings: Mapping[str, Any]) -> "Tally":
+        """Run each of the part's checks whose fields were read, and add up what they say."""
+        tally = Tally()
         for index, spec in enumerate(part.checks):
             if spec.check != "manual":
-                machine_max += spec.points
+                tally.machine_max += spec.points
             missing = [n for n in spec.fields if n not in readings and n not in spec.optional]
             if missing:
                 blank = [n for n in missing if _blank(fields.get(n))]
                 if blank:  # unreadable fields were reported when they were read
-                    feedback.append(f"{', '.join(blank)}: no answer")
-                    unanswered = True
+                    tally.feedback.append(f"{', '.join(blank)}: no answer")
+                    tally.unanswered = True
                 continue
-            outcome = self._run(part, index, {n: readings[n] for n in spec.fields if n in readings})
-            earned += outcome.earned
-            feedback.extend(outcome.feedback)
-            for name, item in outcome.evidence.items():
-                if isinstance(item, list) and isinstance(evidence.get(name), list):
-                    evidence[name] = evidence[name] + item  # e.g. integrity flags of two checks
-                else:
-                    evidence[name] = item
-            pending |= outcome.pending
-            unchecked |= outcome.unchecked
-            invalid |= outcome.invalid
-            if outcome.unchecked:
-                undecided += spec.points - outcome.earned
-            elif outcome.pending and spec.check != "manual":
-                undecided += spec.points - outcome.earned  # the check could not decide: a person will
-                machine_max -= spec.points - outcome.earned
-        if unchecked and not self.self_check:
-            # An instructor run that lacks what a check needs (e.g. test gold): a person decides
-            # the points that check could not settle.
-            unchecked, pending = False, True
-            machine_max -= undecided
-        status = _status(earned, machine_max, invalid, pending, unchecked, unanswered)
-        return Verdict(part.id, round(earned, 6), part.points, status, tuple(dict.fromkeys(feedback)),
-                       shown, answers, evidence, readings)
+            tally.add(spec, self._run(part, index, {n: readings[n] for n in spec.fields if n in readings}))
+        return tally
 
     def _describe(self, reading: Any) -> str:
         """How a reading is shown; printing sympy is slow, so once per distinct reading."""
@@ -232,6 +215,44 @@ class Grader:
     def prime(self, outcomes: Mapping[Any, Outcome]) -> None:
         """Store outcomes computed elsewhere (by worker processes) in the memo."""
         self._outcomes.update(outcomes)
+
+
+@dataclass
+class Tally:
+    """What a part's checks said, added up, and the status that follows from it."""
+
+    earned: float = 0.0
+    machine_max: float = 0.0  # points machines decide (text parts are a person's)
+    undecided: float = 0.0  # machine points a check left to a person (no gold, could not decide)
+    pending: bool = False
+    unchecked: bool = False
+    unanswered: bool = False
+    invalid: bool = False
+    feedback: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+
+    def add(self, spec: Any, outcome: Outcome) -> None:
+        self.earned += outcome.earned
+        self.feedback.extend(outcome.feedback)
+        for name, item in outcome.evidence.items():
+            if isinstance(item, list) and isinstance(self.evidence.get(name), list):
+                self.evidence[name] = self.evidence[name] + item  # e.g. integrity flags of two checks
+            else:
+                self.evidence[name] = item
+        self.pending |= outcome.pending
+        self.unchecked |= outcome.unchecked
+        self.invalid |= outcome.invalid
+        if spec.check != "manual" and (outcome.unchecked or outcome.pending):
+            self.undecided += spec.points - outcome.earned
+
+    def status(self, unreadable: bool, self_check: bool) -> str:
+        machine_max, pending, unchecked = self.machine_max, self.pending, self.unchecked
+        if not self_check or not unchecked:
+            # Points a check could not settle (e.g. test gold absent) are for a person.
+            machine_max -= self.undecided
+            pending = pending or self.undecided > 0
+            unchecked = False
+        return _status(self.earned, machine_max, unreadable or self.invalid, pending, unchecked, self.unanswered)
 
 
 @dataclass(frozen=True)
