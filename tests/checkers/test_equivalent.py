@@ -43,3 +43,57 @@ def test_manual_is_pending_and_shows_the_rubric(a5, a5_keys):
                                      Context(part=part, spec=part.checks[0], rubric=a5_keys.rubrics["1a"]))
     assert outcome.pending and outcome.earned == 0
     assert "k_j^T q" in outcome.evidence["rubric"]
+
+
+# -- declared functions: K_Gauss (defined), φ (random features), softargmax_β (column-wise) --
+def _hw8(part_id, index, **answers):
+    from attngrade.keys import load_keys
+    from attngrade.problems import load_homework
+    from pathlib import Path
+
+    hw = load_homework("eecs182-fa22-hw8")
+    part = hw.part(part_id)
+    keys = load_keys(Path(__file__).resolve().parents[2] / "solutions", hw)
+    values = {n: parse(t, part.table_for(n)) for n, t in answers.items()}
+    spec = part.checks[index]
+    return REGISTRY[spec.check].run(values, Context(part=part, spec=spec, key=keys.answers[part_id]))
+
+
+@pytest.mark.parametrize("sim", [
+    r"\exp(\frac{\|q\|^2}{2\sigma^2}) K_{Gauss}(q, k) \exp(\frac{\|k\|^2}{2\sigma^2})",
+    r"K_Gauss(q, k) \exp((q^T q + k^T k)/(2 \sigma^2))",
+    r"K_Gauss(q,k) exp(\|q\|^2/(2 \sqrt{D})) exp(\|k\|^2/(2 \sqrt{D}))",  # sigma^2 = sqrt(D)
+])
+def test_gaussian_kernel_forms(sim):
+    assert _hw8("3a.i", 0, sim=sim).earned == 2
+
+
+def test_the_kernel_must_be_used():
+    outcome = _hw8("3a.i", 0, sim=r"\exp(q^T k/\sqrt{D})")
+    assert outcome.earned == 0 and "in terms of K_Gauss" in outcome.feedback[0]
+
+
+def test_wrong_kernel_form():
+    assert _hw8("3a.i", 0, sim=r"K_Gauss(q, k) \exp(\|q\|^2/(2\sigma^2))").earned == 0
+
+
+def test_feature_maps_and_causal_output():
+    assert _hw8("3a.ii", 0, sim=r"\exp(\|q\|^2/(2\sigma^2)) \phi(q)^T \phi(k) \exp(\|k\|^2/(2\sigma^2))").earned == 2
+    assert _hw8("3a.ii", 0, sim=r"\phi(q)^T \phi(k)").earned == 0
+    assert _hw8("3b", 0, output=r"\frac{\phi(Q_i)^T S_i}{\phi(Q_i)^T Z_i}").earned == 2
+    assert _hw8("3b", 0, output=r"\frac{\phi(Q_i)^T S_i}{\phi(Q_i)^T Z_i + 1}").earned == 0
+
+
+def test_column_softargmax():
+    from attngrade.keys import load_keys
+    from attngrade.problems import load_homework
+    from pathlib import Path
+
+    hw = load_homework("nyu-dl-transformer")
+    part = hw.part("1.1a")
+    keys = load_keys(Path(__file__).resolve().parents[2] / "solutions", hw)
+    ctx = Context(part=part, spec=part.checks[0], key=keys.answers["1.1a"])
+    right = parse(r"V \mathrm{softargmax}_\beta(K^\top Q)", part.table)
+    wrong = parse(r"V softargmax_beta(2 K^T Q)", part.table)  # a different temperature
+    assert REGISTRY["equivalent"].run({"H": right}, ctx).earned == 0.5
+    assert REGISTRY["equivalent"].run({"H": wrong}, ctx).earned == 0

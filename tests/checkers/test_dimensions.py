@@ -1,0 +1,30 @@
+"""dimensions: a shape such as t × n, written in any of the usual ways."""
+
+from __future__ import annotations
+
+import pytest
+
+from attngrade.checkers import REGISTRY, Context
+from attngrade.checkers.dimensions import dimensions
+from attngrade.problems import load_homework
+
+PART = load_homework("nyu-dl-transformer").part("1.1a")
+SPEC = PART.checks[1]
+
+
+def check(text: str):
+    return REGISTRY["dimensions"].run({"shape": text}, Context(part=PART, spec=SPEC, key={"shape": r"t \times n"}))
+
+
+@pytest.mark.parametrize("text", [r"t \times n", "t x n", "(t, n)", r"\mathbb{R}^{t \times n}", "t×n", "t by n"])
+def test_equivalent_spellings(text):
+    assert dimensions(text) == ("t", "n")
+    assert check(text).earned == SPEC.points
+
+
+@pytest.mark.parametrize("text, message", [("n x t", "read as n × t; not the shape"),
+                                           ("t", "a shape with 2 sizes was expected"),
+                                           ("", "read as nothing")])
+def test_wrong_shapes(text, message):
+    outcome = check(text)
+    assert outcome.earned == 0 and message in outcome.feedback[0]
