@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -88,6 +88,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         if isinstance(item, Result):
             batch.results.append(item)
             continue
+        item = _unique_student(item, batch.results)
         try:
             grader = _grader(item.homework, solutions, batch.graders, gold or {}, budget)
         except SubmissionError as err:
@@ -95,6 +96,20 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
             continue
         batch.results.append(_safely(grader, item, path))
     return batch
+
+
+def _unique_student(submission: Submission, earlier: list[Result]) -> Submission:
+    """A student id is the submission's own claim: two files claiming one id get two ids."""
+    taken = {r.student for r in earlier}
+    if submission.student not in taken:
+        return submission
+    n = 2
+    while f"{submission.student}-{n}" in taken:
+        n += 1
+    new = f"{submission.student}-{n}"
+    note = (f"another submission in this batch also says it is '{submission.student}'; "
+            f"this one ({submission.path}) is listed as '{new}'")
+    return replace(submission, student=new, notes=submission.notes + (note,))
 
 
 def _error(path: Path, homework: str | None, message: str, student: str | None = None) -> Result:
@@ -130,9 +145,11 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
     if overrides is not None:
         group_of = {(member, g.part): (hid, g.id) for hid, by_part in batch.groups.items()
                     for gs in by_part.values() for g in gs for member in g.members}
-        batch.results = apply_overrides(batch.results, load_overrides(overrides, batch.results, batch.groups), group_of)
+        decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
+        batch.results = apply_overrides(batch.results, decisions, group_of)
     write_outputs(batch.results, out, homeworks, batch.groups)
-    batch.messages.append(write_template(out, template(batch.results, batch.groups, out / "overrides.yaml")))
+    batch.messages.append(write_template(out, template(batch.results, batch.groups, out / "overrides.yaml",
+                                                        homeworks)))
     return batch
 
 

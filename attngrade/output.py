@@ -53,19 +53,20 @@ def results_json(results: list[Result]) -> str:
 
 def grades_csv(results: list[Result], homeworks: dict[str, Homework]) -> str:
     """One row per student: id, one column per part, total (parts of every homework seen)."""
+    # One homework: columns are part ids. Several: "homework:part", so that the 1b of one
+    # homework never shares a column with the 1b of another.
+    seen = list(dict.fromkeys(r.homework for r in results if r.homework in homeworks))
+    prefix = len(seen) > 1
     columns: list[str] = []
-    for result in results:
-        hw = homeworks.get(result.homework or "")
-        for part in hw.parts if hw else ():
-            if part.id not in columns:
-                columns.append(part.id)
+    for hid in seen:
+        columns.extend(f"{hid}:{p.id}" if prefix else p.id for p in homeworks[hid].parts)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["student", "homework", *columns, "total", "max_score", "error"])
     for result in results:
-        scores = {v.part: v.score for v in result.parts}
+        scores = {(f"{result.homework}:{v.part}" if prefix else v.part): v.score for v in result.parts}
         writer.writerow([
-            _cell(result.student), result.homework or "",
+            _cell(result.student), _cell(result.homework or ""),
             *[_number(scores[c]) if c in scores else "" for c in columns],
             _number(result.score), _number(result.max_score), _cell(result.error or ""),
         ])

@@ -18,21 +18,25 @@ import yaml
 from .errors import ConfigError
 from .groups import Group
 from .output import write_atomic
-from .records import Result, Verdict
+from .records import Homework, Result, Verdict
 
 HEADER = """\
-# attngrade overrides. Fill in `score` (and, if you like, `comment`) and rerun the same
-# command with `--overrides {path}`. A group's score applies to every student in it;
-# a student's own entry wins over the group's. attngrade never overwrites this file
-# once you have edited it.
+# attngrade overrides. Fill in scores (and, if you like, a `comment`) and rerun the same
+# command with `--overrides {path}`.
+# - groups: `score` is the whole part's score for every student in the group.
+# - students: `manual_score` is the points for the part's written answer (0..manual_points),
+#   added to the machine's `machine_score`; or give `score` to replace the whole part's score.
+# A student's own entry wins over the group's. attngrade never overwrites this file once
+# you have edited it.
 """
 
 
 @dataclass(frozen=True)
 class Decision:
-    score: float
+    score: float | None  # the whole part's score
     comment: str | None
     line: int
+    manual: float | None = None  # points for the written answer, added to the machine's
 
 
 @dataclass
@@ -45,7 +49,13 @@ class Overrides:
         return not self.groups and not self.students
 
 
-def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], path: Path) -> str:
+def manual_points(homeworks: dict[str, Homework], homework: str | None, part_id: str) -> float:
+    part = homeworks[homework].part(part_id) if homework in homeworks else None
+    return sum(c.points for c in part.checks if c.check == "manual") if part else 0.0
+
+
+def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], path: Path,
+             homeworks: dict[str, Homework]) -> str:
     """The overrides file for a batch: groups per homework, then pending parts per student."""
     group_rows: list[dict[str, Any]] = []
     for homework, by_part in groups.items():
@@ -59,7 +69,8 @@ def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], p
                     "score": None, "comment": None,
                 })
     student_rows = [
-        {"student": r.student, "part": v.part, "max_score": v.max_score, "score": None, "comment": None}
+        {"student": r.student, "part": v.part, "machine_score": v.score,
+         "manual_points": manual_points(homeworks, r.homework, v.part), "manual_score": None, "comment": None}
         for r in results for v in r.parts if v.status == "manual"
     ]
     body = yaml.dump({"groups": group_rows, "students": student_rows}, sort_keys=False, allow_unicode=True,
@@ -87,7 +98,8 @@ def write_template(out: Path, text: str) -> str:
     return f"wrote {target}: fill in scores and rerun with --overrides {target}"
 
 
-def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Group]]]) -> Overrides:
+def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Group]]],
+         homeworks: dict[str, Homework]) -> Overrides:
     """Read and validate an overrides file; every error names its line."""
     try:
         root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
@@ -95,18 +107,20 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
         raise ConfigError(f"{path}: cannot read overrides ({err})") from None
     known_groups = {(hw, g.id): g for hw, by_part in groups.items() for gs in by_part.values() for g in gs}
     verdicts = {(r.student, v.part): v for r in results for v in r.parts}
-    students = {r.student for r in results}
+    homework_of = {r.student: r.homework for r in results}
+    students = set(homework_of)
     out = Overrides({}, {})
     for section, entry, line in _entries(root, path):
         where = f"{path}, line {line}"
-        score = entry.get("score")
-        if score in (None, ""):
+        score = _number(entry.get("score"), "score", where)
+        manual = _number(entry.get("manual_score"), "manual_score", where) if section == "students" else None
+        if score is None and manual is None:
             continue  # not decided yet
-        if not isinstance(score, (int, float)) or isinstance(score, bool):
-            raise ConfigError(f"{where}: score must be a number, got {score!r}")
         comment = entry.get("comment")
-        decision = Decision(float(score), None if comment in (None, "") else str(comment), line)
+        decision = Decision(score, None if comment in (None, "") else str(comment), line, manual)
         if section == "groups":
+            if score is None:
+                raise ConfigError(f"{where}: a group takes a `score` (the whole part's)")
             key = (str(entry.get("homework")), str(entry.get("group")))
             group = known_groups.get(key)
             if group is None:
@@ -120,7 +134,10 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
             verdict = verdicts.get((student, part))
             if verdict is None:
                 raise ConfigError(f"{where}: student {student!r} has no part {part!r}")
-            _check_range(where, decision.score, verdict.max_score)
+            if score is not None:
+                _check_range(where, score, verdict.max_score)
+            if manual is not None:
+                _check_range(where, manual, manual_points(homeworks, homework_of[student], part), "manual_score")
             out.students[(student, part)] = decision
     return out
 
@@ -153,9 +170,17 @@ def _construct(node: Any) -> Any:
         loader.dispose()
 
 
-def _check_range(where: str, score: float, maximum: float) -> None:
+def _number(value: Any, name: str, where: str) -> float | None:
+    if value in (None, ""):
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ConfigError(f"{where}: {name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _check_range(where: str, score: float, maximum: float, name: str = "score") -> None:
     if not 0 <= score <= maximum:
-        raise ConfigError(f"{where}: score {score:g} is outside 0..{maximum:g}")
+        raise ConfigError(f"{where}: {name} {score:g} is outside 0..{maximum:g}")
 
 
 def apply(results: list[Result], overrides: Overrides, group_of: dict[tuple[str, str], tuple[str, str]]) -> list[Result]:
@@ -175,6 +200,8 @@ def apply(results: list[Result], overrides: Overrides, group_of: dict[tuple[str,
 
 
 def _decide(v: Verdict, decision: Decision) -> Verdict:
+    score = decision.score if decision.score is not None else min(v.max_score, v.score + (decision.manual or 0.0))
+    decision = replace(decision, score=score)
     status = "correct" if decision.score >= v.max_score - 1e-9 else "incorrect" if decision.score == 0 else "partial"
     note = "scored by course staff" + (f": {decision.comment}" if decision.comment else "")
     return replace(v, score=decision.score, status=status, feedback=v.feedback + (note,))

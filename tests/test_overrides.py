@@ -88,3 +88,47 @@ def test_bad_overrides_name_their_line(tmp_path, capsys, entry, message):
     bad.write_text(entry)
     assert run(tmp_path / "out", "--overrides", str(bad)) == 2
     assert message in capsys.readouterr().err
+
+
+def test_manual_score_adds_to_the_machine_points(tmp_path):
+    assert run(tmp_path) == 0
+    path = tmp_path / "overrides.yaml"
+    data = yaml.safe_load(path.read_text())
+    entry = next(s for s in data["students"] if s["student"] == "full-marks" and s["part"] == "1e.i")
+    assert entry["machine_score"] == 2 and entry["manual_points"] == 1
+    entry["manual_score"] = 1
+    path.write_text(yaml.safe_dump(data))
+    assert run(tmp_path, "--overrides", str(path)) == 0
+    assert grades(tmp_path)["full-marks"]["1e.i"] == "3"  # 2 from the machine + 1 for the explanation
+
+
+def test_manual_score_is_bounded_by_the_written_part(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("students:\n- student: full-marks\n  part: 1e.i\n  manual_score: 2\n")
+    assert run(tmp_path / "out", "--overrides", str(bad)) == 2
+    assert "line 2: manual_score 2 is outside 0..1" in capsys.readouterr().err
+
+
+def test_two_files_claiming_one_id_get_two_ids(tmp_path):
+    cls = tmp_path / "cls"
+    cls.mkdir()
+    (cls / "a.yaml").write_text("homework: cs224n-w21-a5\nstudent: s002\nanswers:\n  1b: C(k_a+k_b)\n")
+    (cls / "b.yaml").write_text("homework: cs224n-w21-a5\nstudent: s002\nanswers:\n  1b: k_a\n")
+    out = tmp_path / "out"
+    assert main(["run", str(cls), "-o", str(out), "--solutions", str(ROOT / "solutions"), "--workers", "0"]) == 0
+    rows = grades(out)
+    assert rows["s002"]["1b"] == "4" and rows["s002-2"]["1b"] == "0"
+
+
+def test_mixed_homeworks_get_their_own_columns_and_cells_are_defused(tmp_path):
+    cls = tmp_path / "cls"
+    cls.mkdir()
+    (cls / "a.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: C(k_a+k_b)\n")
+    (cls / "b.yaml").write_text("homework: mimuw-2022-p4\nanswers:\n  1b: C(k_a+k_b)\n")
+    (cls / "c.yaml").write_text('homework: "=HYPERLINK(1)"\nanswers: {}\n')
+    out = tmp_path / "out"
+    assert main(["run", str(cls), "-o", str(out), "--solutions", str(ROOT / "solutions"), "--workers", "0"]) == 1
+    rows = grades(out)
+    assert rows["a"]["cs224n-w21-a5:1b"] == "4" and rows["a"]["mimuw-2022-p4:1b"] == ""
+    assert rows["b"]["mimuw-2022-p4:1b"] == "2" and "1b" not in rows["b"]
+    assert rows["c"]["homework"].startswith("'=")

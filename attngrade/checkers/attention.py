@@ -12,6 +12,8 @@ is evaluated numerically, at growing scales, in high precision (scores can be β
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
@@ -122,7 +124,12 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
             ) + tuple(notes),
             evidence,
         )
-    limit = _blend({_label(names.get(i, f"k_{i + 1}")): float(w) for i, w in enumerate(final)})
+    limit = _blend({_label(names[i]): float(final[i]) for i in sorted(names)})
+    rest = [float(w) for i, w in enumerate(final) if i not in names]
+    if rest and max(rest) > 5e-3:
+        spread = (f"{_fraction(rest[0])} of each other value" if np.allclose(rest, rest[0], atol=5e-3)
+                  else "the rest spread over the other values")
+        limit = spread if limit == "0" else f"{limit} + {spread}"
     want = _blend({_label(name): float(w) for name, w in p["target"].items()})
     head_word = "the heads' average weights" if len(heads) > 1 else "the weights"
     return Outcome(
@@ -202,38 +209,24 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     q = [(Q * x).applyfunc(sympy.cancel) for x in X]
     scores = [[sympy.cancel((k[j].T * q[i])[0, 0]) for j in range(len(X))] for i in range(len(X))]
     targets = {int(i): coords.parse(t) for i, t in p["targets"].items()}
-    growing = {coords.beta} | _free_scalars([answers[f].expr for f in (fV, fK, fQ)], coords.table)
-
-    weights_at: list[list[list[float]]] = []
-    errors: dict[int, list[float]] = {i: [] for i in targets}
-    value_errors: dict[int, list[float]] = {}
+    free = _free_scalars([answers[f].expr for f in (fV, fK, fQ)], coords.table)
     require = (p.get("partial", {}).get("values") or {}).get("require", {})
     required_values = {int(j): coords.parse(t) for j, t in require.items()}
-    for j in required_values:
-        value_errors[j] = []
+    # β and the free constant must each be free to grow: the property has to hold whether
+    # C outgrows β or β outgrows C, not only when they happen to be equal.
+    paths = [(1, 1), (2, 1), (1, 2)] if free else [(1, 1)]
+    runs = []
     mpmath.mp.dps = 40
     try:
-        for s in QKV_SCALES:
-            subs = {g: s for g in growing}
-            numeric_v = [[_numeric(x, subs) for x in vec] for vec in v]
-            weights = []
-            for i in range(len(X)):
-                row = [_numeric(sc, subs) for sc in scores[i]]
-                top = max(row)
-                ex = [mpmath.exp(r - top) for r in row]
-                total = sum(ex)
-                weights.append([e / total for e in ex])
-            weights_at.append([[float(w) for w in row] for row in weights])
-            for i, t in targets.items():
-                c = [sum(weights[i - 1][j] * numeric_v[j][r] for j in range(len(X))) for r in range(len(t))]
-                tn = [_numeric(x, subs) for x in t]
-                errors[i].append(_rel_error(c, tn))
-            for j, t in required_values.items():
-                tn = [_numeric(x, subs) for x in t]
-                value_errors[j].append(_rel_error(numeric_v[j - 1], tn))
+        for beta_rate, c_rate in paths:
+            runs.append(_follow(v, scores, targets, required_values, coords.beta, free, beta_rate, c_rate))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
         return Outcome(0.0, (f"your matrices do not give finite attention weights as β grows ({err})",))
-
+    failing = [r for r in runs if not all(_converges(e) for e in r.errors.values())]
+    run = failing[0] if failing else runs[0]
+    weights_at, errors = run.weights, run.errors
+    value_errors = {j: [0.0] if all(_converges(r.value_errors[j]) for r in runs) else [math.inf]
+                    for j in required_values}
     final = weights_at[-1]
     evidence = {
         "weights": [[round(w, 4) for w in row] for row in final],
@@ -278,6 +271,38 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
             shown = " and ".join(f"query {i} to x{j}" for i, j in sorted(attend.items()))
             feedback.append(f"credit for Q and K: they send {shown} as needed")
     return Outcome(min(earned, ctx.points), tuple(feedback), evidence)
+
+
+@dataclass
+class _Path:
+    """Weights and errors along one way of letting β (and the free constant) grow."""
+
+    weights: list = field(default_factory=list)
+    errors: dict = field(default_factory=dict)
+    value_errors: dict = field(default_factory=dict)
+
+
+def _follow(v: Sequence[Any], scores: Sequence[Sequence[Any]], targets: Mapping[int, Any],
+            required_values: Mapping[int, Any], beta: Any, free: set, beta_rate: int, c_rate: int) -> _Path:
+    """Evaluate the outputs at growing scales, with β = s^beta_rate and C = s^c_rate."""
+    path = _Path(errors={i: [] for i in targets}, value_errors={j: [] for j in required_values})
+    for s in QKV_SCALES:
+        subs = {beta: s**beta_rate, **{c: s**c_rate for c in free}}
+        numeric_v = [[_numeric(x, subs) for x in vec] for vec in v]
+        weights = []
+        for row_scores in scores:
+            row = [_numeric(sc, subs) for sc in row_scores]
+            top = max(row)
+            ex = [mpmath.exp(r - top) for r in row]
+            total = sum(ex)
+            weights.append([e / total for e in ex])
+        path.weights.append([[float(w) for w in row] for row in weights])
+        for i, t in targets.items():
+            c = [sum(weights[i - 1][j] * numeric_v[j][r] for j in range(len(v))) for r in range(len(t))]
+            path.errors[i].append(_rel_error(c, [_numeric(x, subs) for x in t]))
+        for j, t in required_values.items():
+            path.value_errors[j].append(_rel_error(numeric_v[j - 1], [_numeric(x, subs) for x in t]))
+    return path
 
 
 def _rel_error(c: Sequence[Any], t: Sequence[Any]) -> float:

@@ -322,6 +322,13 @@ class Builder:
             raise MathError("a transpose mark cannot be raised to a power; write (x^T)^2 if that is meant",
                             caret.start_pos, caret.end_pos)
         base_v = self._as_value(base) if base.kind == LIST else base
+        if base_v.pieces and exp.kind == SCALAR:
+            # kM^2 is k M^2: the power binds to the last letter, as it would with a space.
+            *head, last = base_v.pieces
+            product = self.pow([last, caret, exp])
+            for node in reversed(head):
+                product = self._multiply(node, product, explicit=False)
+            return Node(product.expr, product.kind, start, end, product.shape)
         if base_v.applied is not None and exp.kind == SCALAR:
             # \log N^2 is log(N^2): the power belongs to the unbracketed argument.
             func, arg = base_v.applied
@@ -335,6 +342,11 @@ class Builder:
         if exp.kind != SCALAR:
             raise MathError("an exponent must be a number or a scalar", exp.start, exp.end)
         e = exp.expr
+        if e.is_number and isinstance(base_v.expr, sympy.Pow) and base_v.expr.exp.is_number:
+            e_total = e * base_v.expr.exp  # (x^64)^64 is x^4096: the limit is on the total
+            if _magnitude(e_total) > ctx.limits.max_exponent:
+                raise MathError(f"the total exponent {_short(e_total)} is too large; exponents are limited to "
+                                f"{ctx.limits.max_exponent} in absolute value", exp.start, exp.end)
         if e.is_number:
             if _magnitude(e) > ctx.limits.max_exponent:
                 raise MathError(
@@ -378,7 +390,7 @@ class Builder:
             product = nodes[0]
             for node in nodes[1:]:
                 product = self._multiply(product, node, explicit=False)
-            return Node(product.expr, product.kind, start, end, product.shape)
+            return Node(product.expr, product.kind, start, end, product.shape, pieces=tuple(nodes))
         if self._may_be_free(word):
             if ctx.free_name is None or ctx.free_name == word:
                 ctx.free_name = word

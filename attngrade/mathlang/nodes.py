@@ -27,6 +27,7 @@ class Node:
     word: str | None = None  # the raw text of a bare name (to read `^T` as a transpose)
     bracket: str | None = None  # "[" for a bracketed group (a matrix row in [[a, b], [c]])
     applied: tuple | None = None  # (function node, argument node) of `\log N`, to read `\log N^2` as log(N^2)
+    pieces: tuple | None = None  # the names of a split run such as `kM`, to read `kM^2` as k M^2
 
     def spanning(self, other: "Node") -> tuple[int, int]:
         return min(self.start, other.start), max(self.end, other.end)

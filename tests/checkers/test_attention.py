@@ -121,3 +121,14 @@ def test_1c_i_means_and_the_u_alias(a5):
                                             ("C mu_a", "C mu_a", 0), ("mu_a", "mu_b", 0)])
 def test_1d_i_two_heads(a5, q1, q2, points):
     assert query(a5, "1d.i", q1=q1, q2=q2).earned == points
+
+
+@pytest.mark.parametrize("V", [r"C(u_b u_b^T - u_c u_c^T)/beta^3", r"(u_b u_b^T - u_c u_c^T)/(C beta)"])
+def test_free_constant_cannot_stand_in_for_beta(a5, V):
+    # v1 = (C/β) u_b is u_b only when C happens to equal β: wrong for a constant that grows freely.
+    outcome = qkv(a5, V, "I", "(u_d u_a^T + u_c u_d^T)/beta^2")
+    assert outcome.earned < 4
+
+
+def test_free_constant_that_only_sharpens_attention_is_fine(a5):
+    assert qkv(a5, V_RIGHT, "I", "C (u_d u_a^T + u_c u_d^T)/beta^4").earned == 4
