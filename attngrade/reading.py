@@ -55,11 +55,16 @@ def describe(value: Any) -> str:
     return str(value)
 
 
-def _text_of(part: Part, field: Field, raw: Any) -> str:
+def _refuse_odd_scalars(part: Part, field: Field, raw: Any, wanted: str) -> None:
+    """YAML turns `yes` into a bool and long digit runs into huge ints: neither is an answer here."""
     if isinstance(raw, bool):
-        raise FieldError(part.id, field.name, "expected math, got a yes/no value")
+        raise FieldError(part.id, field.name, f"expected {wanted}, got a yes/no value")
     if isinstance(raw, int) and abs(raw).bit_length() > 128:
         raise FieldError(part.id, field.name, f"this number has {abs(raw).bit_length()} bits; write a smaller one")
+
+
+def _text_of(part: Part, field: Field, raw: Any) -> str:
+    _refuse_odd_scalars(part, field, raw, "math")
     if isinstance(raw, (int, float)):
         return repr(raw)
     if not isinstance(raw, str):
@@ -201,10 +206,7 @@ class FileReading:
 
 
 def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
-    if isinstance(raw, bool):
-        raise FieldError(part.id, field.name, "expected a number, got a yes/no value")
-    if isinstance(raw, int) and abs(raw).bit_length() > 128:
-        raise FieldError(part.id, field.name, f"this number has {abs(raw).bit_length()} bits; write a smaller one")
+    _refuse_odd_scalars(part, field, raw, "a number")
     if isinstance(raw, (int, float)):
         raw = repr(raw)
     if not isinstance(raw, str) or len(raw) > 64:

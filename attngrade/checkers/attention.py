@@ -22,7 +22,7 @@ import numpy as np
 import sympy
 
 from ..mathlang import parse
-from ..mathlang.display import combination, reading
+from ..mathlang.display import combination
 from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
 from .base import Context, Outcome
 

@@ -11,7 +11,7 @@ import re
 from importlib.resources import files
 
 from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..errors import MathError
 from .builder import CURRENT, BuildContext, Builder
