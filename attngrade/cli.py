@@ -37,6 +37,16 @@ def _parser() -> argparse.ArgumentParser:
                      help="time one check of one answer may take (default: 2)")
     run.add_argument("--overrides", type=Path, default=None, metavar="FILE",
                      help="scores and comments decided by course staff (see OUT/overrides.yaml)")
+    run.add_argument("--bank", type=Path, default=None, metavar="DIR",
+                     help="a problem bank folder (homeworks/ and library/) instead of the bundled one")
+    run.add_argument("--stats", type=Path, default=None, metavar="FILE",
+                     help="write reading and checking statistics (memo hits, stage timings) as JSON")
+
+    validate = sub.add_parser("validate", help="check a problem bank and its keys, as grading would load them")
+    validate.add_argument("bank", type=Path, nargs="?", default=None, metavar="PATH",
+                          help="a bank folder with homeworks/ and library/ (default: the bundled bank)")
+    validate.add_argument("--solutions", type=Path, default=Path("solutions"),
+                          help="folder with <homework>/keys.yaml (default: ./solutions)")
 
     auto = sub.add_parser("autograder", help="build a Gradescope autograder zip for one homework")
     auto.add_argument("homework", help="a homework id (see `grade problems`)")
@@ -67,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             return _autograder(args)
         if args.command == "gradescope":
             return _gradescope(args)
+        if args.command == "validate":
+            return _validate(args)
         return _problems(args)
     except AttngradeError as err:
         print(f"grade: {err}", file=sys.stderr)
@@ -103,7 +115,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.budget <= 0 or (args.workers is not None and args.workers < 0):
         raise ConfigError("--budget must be positive and --workers at least 0")
     batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget,
-                overrides=args.overrides)
+                overrides=args.overrides, bank=_bank(args.bank))
+    if args.stats is not None:
+        from .output import write_atomic
+
+        write_atomic(args.stats, json.dumps(batch.stats_json(), indent=1) + "\n")
     failed = batch.failed
     print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")
@@ -117,6 +133,34 @@ def _run(args: argparse.Namespace) -> int:
         more = f" and {len(flagged) - 8} more" if len(flagged) > 8 else ""
         print(f"integrity flags for course staff (see 'flags' in results.json): {shown}{more}")
     return EXIT_SUBMISSION_FAILED if failed else EXIT_OK
+
+
+def _bank(path: Path | None):
+    from .problems import BUNDLED, Bank
+
+    if path is None:
+        return BUNDLED
+    if not (path / "homeworks").is_dir():
+        raise ConfigError(f"{path}: not a problem bank (no homeworks/ folder in it)")
+    return Bank(path)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .grading import assignment
+    from .keys import load_keys
+
+    bank = _bank(args.bank)
+    ids = bank.homework_ids()
+    if not ids:
+        raise ConfigError(f"{args.bank}: no homeworks/*.yaml in this bank")
+    for hid in ids:
+        homework = bank.load_homework(hid)  # problem files: params, fields, checks
+        keys = load_keys(args.solutions, homework)
+        assignment(homework, keys, solutions=args.solutions)  # keys cover every key-based check
+        checks = sum(len(p.checks) for p in homework.parts)
+        print(f"{hid}: ok ({len(homework.parts)} parts, {checks} checks, "
+              f"{'keys from ' + str(keys.source) if keys else 'no keys needed'})")
+    return EXIT_OK
 
 
 def _gold(items: list[str]) -> dict[str, Path]:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from .mathlang import SymbolTable
 
-STATUSES = ("correct", "partial", "incorrect", "invalid", "missing", "manual", "unchecked")
+STATUSES = ("correct", "partial", "incorrect", "invalid", "missing", "manual", "unchecked", "error")
 FIELD_KINDS = ("math", "bool", "choice", "text", "number", "file")
 
 
@@ -42,6 +42,7 @@ class CheckSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     optional: tuple[str, ...] = ()  # fields the check can do without (it says what is missing)
     scale: float = 1.0  # a homework's points over the problem's own: point values in params scale too
+    prepared: Any = field(default=None, compare=False, repr=False)  # what the check precomputed at load
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,15 @@ class Submission:
 
 
 @dataclass(frozen=True)
+class PartPoints:
+    """A part's points ledger: what a machine decided, what course staff still decide."""
+
+    decided: float = 0.0  # the maximum of the machine checks that settled their points
+    staff: float = 0.0  # machine points left to course staff (no gold, a check that could not decide)
+    text: float = 0.0  # points of written (text) answers
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The grade of one part, with what a student needs to understand it."""
 
@@ -125,6 +135,7 @@ class Verdict:
     answers: Mapping[str, str] = field(default_factory=dict)  # field -> what was written
     evidence: Mapping[str, Any] = field(default_factory=dict)
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # typed readings
+    points: PartPoints = field(default_factory=PartPoints, compare=False)
 
     @property
     def flags(self) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import ConfigError, SubmissionError
-from .grading import Grader
+from .grading import InProcess, assignment, grade_submission
 from .problems import load_homework
 from .records import Result
 from .submissions import load_submission
@@ -22,4 +22,4 @@ def check(path: Path, budget: float = 2.0) -> Result:
         homework = load_homework(submission.homework)
     except ConfigError as err:
         raise SubmissionError(str(err), path=str(submission.path)) from None
-    return Grader(homework, keys=None, self_check=True, budget=budget).grade(submission)
+    return grade_submission(assignment(homework, None, self_check=True), submission, InProcess(budget))

@@ -634,7 +634,7 @@ def _gap(homework: str, part: str, value: Any) -> bool:
 def validate(solutions: Path) -> int:
     """Grade every pool entry alone; print entries whose status does not fit the label."""
     sys.path.insert(0, str(ROOT))
-    from attngrade.grading import Grader  # noqa: PLC0415 - only for --validate
+    from attngrade.grading import assignment, grade_answer  # noqa: PLC0415 - only for --validate
     from attngrade.keys import load_keys  # noqa: PLC0415
     from attngrade.problems import load_homework  # noqa: PLC0415
 
@@ -644,13 +644,13 @@ def validate(solutions: Path) -> int:
     gaps = []
     for homework, pools in POOLS.items():
         hw = load_homework(homework)
-        grader = Grader(hw, load_keys(solutions, hw), solutions=solutions)
+        graded = assignment(hw, load_keys(solutions, hw), solutions=solutions)
         parts = {p.id: p for p in hw.parts}
         for part_id, pool in pools.items():
             if not isinstance(pool, list):
                 continue
             for _, label, value in pool:
-                verdict = grader.grade_part(parts[part_id], materialize(rng, value))
+                verdict = grade_answer(graded, parts[part_id].id, materialize(rng, value))
                 checked += 1
                 if _fits(label, verdict):
                     continue

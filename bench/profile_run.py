@@ -4,10 +4,9 @@
     /tmp/venv/bin/python bench/profile_run.py OUT.prof -- run CLASS -o OUT --solutions solutions --workers 1
     /tmp/venv/bin/python bench/profile_run.py --phases -- run CLASS -o OUT --solutions solutions
 
-With --phases there is no profiler: the stages of `grade run` (functions looked up in
-attngrade.batch by name; those missing are skipped) are wrapped with timers, and their
-wall and CPU seconds are printed. Worker processes are not seen, but the time the parent
-waits for them is (run_tasks).
+With --phases there is no profiler: `grade run --stats` reports the wall and CPU time
+of its own stages (plan, run, assemble, write), which are printed. Worker processes are
+not seen, but the time the parent waits for them is (the run stage).
 
 Prints one JSON object: the profiled total, the cumulative time of a few stages that
 matter for attngrade's speed (they overlap: imports happen inside other stages), and
@@ -32,7 +31,7 @@ STAGES = [
     ("loading the bank (homework YAML)", "attngrade/problems/__init__.py", "load_homework"),
     ("reading answers (parse to sympy)", "attngrade/reading.py", "read_field"),
     ("Value.canonical (sympy srepr)", "attngrade/mathlang/nodes.py", "canonical"),
-    ("running distinct checks", "attngrade/grading.py", "run_task"),
+    ("running distinct checks", "attngrade/grading/tasks.py", "run_task"),
     ("write_outputs (reports, json, csv)", "attngrade/batch.py", "write_outputs"),
     ("render_student (one report each)", "attngrade/reports/__init__.py", "render_student"),
     ("plots: heatmaps (matplotlib)", "attngrade/reports/plots.py", "heatmap"),
@@ -43,55 +42,27 @@ STAGES = [
 ]
 
 
-# attngrade.batch functions timed by --phases, in the order they run
-PHASES = ["load_submission", "run_tasks", "answer_groups", "write_outputs", "render_student", "render_index",
-          "template", "write_template"]
-
-
 def phases(cli_args: list[str]) -> int:
-    import functools
+    import tempfile
+    from pathlib import Path
 
     start_wall, start_cpu = time.perf_counter(), time.process_time()
-    from attngrade import batch
     from attngrade.cli import main as cli_main
-    from attngrade.grading import Grader
 
     import_wall = time.perf_counter() - start_wall
-    spent: dict[str, list[float]] = {}
-
-    def timed(label: str, fn):
-        @functools.wraps(fn)
-        def wrapper(*a, **k):
-            w, c = time.perf_counter(), time.process_time()
-            try:
-                return fn(*a, **k)
-            finally:
-                row = spent.setdefault(label, [0.0, 0.0, 0])
-                row[0] += time.perf_counter() - w
-                row[1] += time.process_time() - c
-                row[2] += 1
-        return wrapper
-
-    for name in PHASES:
-        if callable(getattr(batch, name, None)):
-            setattr(batch, name, timed(name, getattr(batch, name)))
-    original_grade = Grader.grade
-
-    def grade(self, submission):  # the collect pass and the replay pass, apart
-        label = "Grader.grade (replay pass)" if getattr(self, "replaying", False) else "Grader.grade (collect pass)"
-        return timed(label, original_grade)(self, submission)
-
-    Grader.grade = grade
-    saved, sys.stdout = sys.stdout, io.StringIO()
-    try:
-        code = cli_main(cli_args)
-    finally:
-        sys.stdout = saved
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = Path(tmp) / "stats.json"
+        saved, sys.stdout = sys.stdout, io.StringIO()
+        try:
+            code = cli_main([*cli_args, "--stats", str(stats)])
+        finally:
+            sys.stdout = saved
+        timings = json.loads(stats.read_text(encoding="utf-8"))["timings"] if stats.is_file() else {}
     total_wall, total_cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
     print(json.dumps({"exit": code, "wall_s": round(total_wall, 3), "cpu_s": round(total_cpu, 3),
                       "imports_before_main_s": round(import_wall, 3),
-                      "phases": [{"phase": k, "wall_s": round(v[0], 3), "cpu_s": round(v[1], 3), "calls": v[2]}
-                                 for k, v in spent.items()]}, indent=1))
+                      "phases": [{"phase": k, "wall_s": v["wall_s"], "cpu_s": v["cpu_s"], "calls": 1}
+                                 for k, v in timings.items()]}, indent=1))
     return 0
 
 

@@ -6,7 +6,7 @@
 
 1. Generates a synthetic class (bench/generate.py), grades it with `grade run` in a
    subprocess, and reports submissions/s, wall and CPU time (children included),
-   peak memory, distinct answers per part and the memo hit rate (bench/memo_stats.py).
+   peak memory, distinct answers per part and the memo hit rate (`grade run --stats`).
 2. Cold start: the median wall time of `grade check` on one submission, and the
    `-X importtime` breakdown of the imports on that path.
 3. Otter-Grader side by side (unless --skip-otter): the CS224N A5 1e.ii check as an
@@ -257,7 +257,8 @@ def bench_class(args: argparse.Namespace, grade: Path, python: Path, workers_fla
         if args.quiet_wait:
             other = quiet_wait(args.quiet_wait)
             log(f"   other load before run {r + 1}: {other:.2f} cores busy")
-        cmd = [str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *workers_flag]
+        cmd = [str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *workers_flag,
+               "--stats", str(out / "stats.json")]
         m = measure(cmd, stdout=work / "grade-run.log", sample=True)
         runs.append(m)
         log(f"   run {r + 1}: exit {m['exit']}, wall {fmt_s(m['wall'])}, CPU {fmt_s(m['cpu'])} "
@@ -283,18 +284,13 @@ def bench_class(args: argparse.Namespace, grade: Path, python: Path, workers_fla
     # memo statistics, in-process, in a process of its own (after the timed runs)
     memo: dict[str, Any] | None = None
     stats_file = work / "out" / "stats.json"
-    if stats_file.is_file():
-        memo = {"method": f"read from {stats_file} (written by grade run)",
+    if stats_file.is_file():  # the plan and run stages' own statistics, as grade run returns them
+        memo = {"method": f"read from {stats_file} (written by grade run --stats)",
                 **json.loads(stats_file.read_text(encoding="utf-8"))}
     else:
-        proc = subprocess.run([str(python), str(HERE / "memo_stats.py"), str(class_dir), "--solutions",
-                               str(args.solutions)], cwd=ROOT, capture_output=True, text=True)
-        if proc.returncode == 0:
-            memo = json.loads(proc.stdout)
-        else:
-            log(f"   memo statistics unavailable: {proc.stderr.strip()[-800:]}")
+        log("   memo statistics unavailable: grade run wrote no stats.json")
     if memo and memo.get("read_hit_rate") is not None:
-        t = memo["totals"]
+        t = memo
         log(f"   memo ({memo['method']}):")
         log(f"     reads  {t['reads']:6d} lookups, {t['read_hits']:6d} hits: hit rate {memo['read_hit_rate']:.1%}")
         log(f"     checks {t['checks']:6d} lookups, {t['check_hits']:6d} hits: hit rate {memo['check_hit_rate']:.1%}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from attngrade.cli import main
-from attngrade.grading import Grader
+from attngrade import grading
 from attngrade.keys import load_keys
 from attngrade.problems import homework_ids, load_homework
 from attngrade.submissions import load_submission
@@ -21,13 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def grade_file(homework: str, path: str):
     hw = load_homework(homework)
-    result = Grader(hw, load_keys(ROOT / "solutions", hw)).grade(load_submission(ROOT / path))
+    result = grading.grade_submission(grading.assignment(hw, load_keys(ROOT / "solutions", hw)),
+                                      load_submission(ROOT / path))
     return {v.part: v for v in result.parts}
 
 
 def grade_answer(homework: str, part_id: str, answer):
     hw = load_homework(homework)
-    return Grader(hw, load_keys(ROOT / "solutions", hw)).grade_part(hw.part(part_id), answer)
+    return grading.grade_answer(grading.assignment(hw, load_keys(ROOT / "solutions", hw)), part_id, answer)
 
 
 def test_problems_lists_all_five_homeworks(capsys):

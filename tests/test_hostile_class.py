@@ -35,7 +35,7 @@ import pytest
 from attngrade.checkers import REGISTRY, Check, Outcome
 from attngrade.cli import main
 from attngrade.output import folder_names
-from attngrade.parallel import GRACE
+from attngrade.grading.execute import GRACE
 from attngrade.records import STATUSES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.grading import Grader
+from attngrade.grading import assignment, grade_submission
 from attngrade.keys import load_keys
 from attngrade.problems import homework_ids, load_homework
 from attngrade.submissions import load_submission
@@ -31,8 +31,8 @@ def test_gold(tmp_path):
 @pytest.mark.parametrize("homework", homework_ids())
 def test_reference_gets_every_machine_point(homework, test_gold):
     hw = load_homework(homework)
-    grader = Grader(hw, load_keys(ROOT / "solutions", hw), gold=test_gold)
-    result = grader.grade(load_submission(reference_path(homework)))
+    given = assignment(hw, load_keys(ROOT / "solutions", hw), gold=test_gold)
+    result = grade_submission(given, load_submission(reference_path(homework)))
     for verdict in result.parts:
         part = hw.part(verdict.part)
         machine = sum(c.points for c in part.checks if c.check != "manual")

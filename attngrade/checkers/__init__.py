@@ -1,33 +1,46 @@
 """The registry of checks: every way a part can be graded, in one place.
 
 A part names its checks in its problem file; this dict is the only lookup, so a
-reader finds every check here and a problem file cannot reach anything else.
+reader finds every check here and a problem file cannot reach anything else. Each
+entry declares the params it takes; the bank validates a problem file against them
+when it loads, so a typo is the instructor's error at load time, not every student's.
 """
 
 from __future__ import annotations
 
 from . import accuracy, attention, bigo, choice, dimensions, equivalent, manual, rotation
-from .base import Check, Context, Outcome
+from .base import Check, Context, Outcome, Param
+from .messages import Finding
 
 REGISTRY: dict[str, Check] = {
     c.name: c
     for c in (
-        Check("equivalent", equivalent.check, needs_key=True,
-              doc="the formula equals the key (expansion, random instances, simplify)"),
-        Check("bigO", bigo.check, needs_key=True,
-              doc="an order of growth O(...) compared with the key's by limits along growth paths"),
-        Check("choice", choice.check, needs_key=True, doc="yes/no or one of several options, against the key"),
-        Check("manual", manual.check, doc="free text, scored by a person"),
-        Check("attention_query", attention.check_query,
-              doc="a query (or one per head) whose attention weights tend to a target"),
-        Check("attention_qkv", attention.check_qkv,
-              doc="V, K, Q whose self-attention outputs tend to targets as β grows"),
-        Check("accuracy_file", accuracy.check,
-              doc="a prediction file's accuracy recomputed against gold, with the reported numbers"),
-        Check("shift_block", rotation.check,
-              doc="a 2×2 block that advances (sin ωt, cos ωt) by one step, for every t"),
-        Check("dimensions", dimensions.check, needs_key=True, doc="a shape such as t × n, against the key"),
+        # the formula equals the key (random instances first, then exact confirmation)
+        Check("equivalent", equivalent.check, needs_key=True, params=(Param("must_use", (list,)),)),
+        # an order of growth O(...) compared with the key's along growth paths
+        Check("bigO", bigo.check, needs_key=True, params=bigo.PARAMS, prepare=bigo.prepare),
+        # yes/no or one of several options, against the key
+        Check("choice", choice.check, needs_key=True),
+        # free text, scored by a person
+        Check("manual", manual.check),
+        # a query (or one per head) whose attention weights tend to a target
+        Check("attention_query", attention.check_query, prepare=attention.prepare_query, params=(
+            Param("n", (int,), required=True), Param("positions", (dict,), required=True),
+            Param("target", (dict,), required=True), Param("noise", (float,)),
+            Param("unscaled_points", (float,)))),
+        # V, K, Q whose self-attention outputs tend to targets as β grows
+        Check("attention_qkv", attention.check_qkv, prepare=attention.prepare_qkv, params=(
+            Param("basis", (list,), required=True), Param("norm", (str,), required=True),
+            Param("inputs", (list,), required=True), Param("targets", (dict,), required=True),
+            Param("partial", (dict,)))),
+        # a prediction file's accuracy recomputed against gold, with the reported numbers
+        Check("accuracy_file", accuracy.check, params=accuracy.PARAMS, prepare=accuracy.prepare),
+        # a 2×2 block that advances (sin ωt, cos ωt) by one step, for every t
+        Check("shift_block", rotation.check, prepare=rotation.prepare, params=(
+            Param("frequency", (str,)), Param("order", (str,)), Param("time", (str,)))),
+        # a shape such as t × n, against the key
+        Check("dimensions", dimensions.check, needs_key=True),
     )
 }
 
-__all__ = ["REGISTRY", "Check", "Context", "Outcome"]
+__all__ = ["REGISTRY", "Check", "Context", "Finding", "Outcome", "Param"]

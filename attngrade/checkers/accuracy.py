@@ -112,13 +112,15 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError
 from ..reading import FileReading, NumberReading
-from .base import Context, Outcome
+from ..records import CheckSpec, Part
+from .base import Context, Outcome, Param
 
 PACKAGED = {"dev": ("cs224n-w21-a5", "birth_dev.tsv")}
 DEFAULT_LINES = {"dev": 500, "test": 437}
 SHARES = ("file", "reported", "pass_line", "baseline")
-PARAMS = frozenset({"gold", "file", "lines", "pass_line", "reported", "baseline", "compare_with",
-                    "flag_margin", "weights"})
+PARAMS = (Param("gold", (str,)), Param("file", (str,)), Param("lines", (int,)), Param("pass_line", (float,)),
+          Param("reported", (str,)), Param("baseline", (str,)), Param("compare_with", (str,)),
+          Param("flag_margin", (float,)), Param("weights", (dict,)))
 FLAG_MARGIN = 0.02
 
 BASELINE_PLACE = "London"
@@ -295,21 +297,19 @@ def _baseline(reading: NumberReading, field: str) -> tuple[bool, str, dict[str, 
 
 
 # -- params -------------------------------------------------------------------------
-def _params(ctx: Context) -> dict[str, Any]:
-    raw = dict(ctx.spec.params or {})
-    where = f"part {ctx.part.id}, check {ctx.spec.check}"
-    unknown = sorted(set(raw) - PARAMS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown params {unknown}; known: {sorted(PARAMS)}")
-    kinds = {f.name: f.kind for f in ctx.part.fields}
+def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str, Any]:
+    """The params with defaults filled in and every cross-reference checked (once, at load)."""
+    raw = dict(params or {})
+    where = "params"
+    kinds = {f.name: f.kind for f in part.fields}
 
     def field_param(name: str, kind: str) -> str | None:
         value = raw.get(name)
         if value is None:
             return None
-        if value not in ctx.spec.fields:
+        if value not in spec.fields:
             raise ConfigError(f"{where}: {name} names '{value}', which is not one of the check's fields "
-                              f"{list(ctx.spec.fields)}")
+                              f"{list(spec.fields)}")
         if kinds.get(value) != kind:
             raise ConfigError(f"{where}: {name} names '{value}', which must be a {kind} field")
         return str(value)
@@ -324,7 +324,7 @@ def _params(ctx: Context) -> dict[str, Any]:
     p["baseline"] = field_param("baseline", "number")
     p["file"] = field_param("file", "file")
     if p["file"] is None:
-        p["file"] = next((n for n in ctx.spec.fields if kinds.get(n) == "file" and n != p["compare_with"]), None)
+        p["file"] = next((n for n in spec.fields if kinds.get(n) == "file" and n != p["compare_with"]), None)
         if p["file"] is None:
             raise ConfigError(f"{where}: the check needs a file field with the predictions")
     if p["file"] == p["compare_with"]:
@@ -357,7 +357,7 @@ def _gold_label(name: str) -> str:
 
 # -- the check ----------------------------------------------------------------------
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
-    p = _params(ctx)
+    p = ctx.prepared
     gold_name = p["gold"]
     gold = load_gold(gold_name, ctx.gold)
     label = _gold_label(gold_name)

@@ -24,6 +24,8 @@ import sympy
 from ..mathlang import parse
 from ..mathlang.display import combination
 from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
+from ..errors import ConfigError
+from ..records import CheckSpec, Part
 from .base import Context, Outcome
 
 QUERY_SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)
@@ -165,9 +167,8 @@ def _describe_weights(w: np.ndarray, names: Mapping[int, str]) -> str:
 class _Coordinates:
     """Exact coordinates of the part's orthogonal family: u_x = β e_x."""
 
-    def __init__(self, ctx: Context):
-        p = ctx.spec.params
-        self.table = ctx.part.table
+    def __init__(self, part: Part, p: Mapping[str, Any]):
+        self.table = part.table
         self.names = list(p["basis"])
         self.beta = self.table.specs[p["norm"]].sympy
         k = len(self.names)
@@ -195,31 +196,68 @@ def _numeric(expr: Any, subs: Mapping[Any, Any]) -> Any:
     return mpmath.mpf(str(sympy.N(expr.subs(subs), 40))) if expr.free_symbols else mpmath.mpf(str(sympy.N(expr, 40)))
 
 
+@dataclass(frozen=True)
+class _QKVSetup:
+    """The problem's fixed data in exact coordinates, parsed once when the bank loads."""
+
+    coords: _Coordinates
+    inputs: tuple
+    targets: Mapping[int, Any]
+    required_values: Mapping[int, Any]
+
+
+def prepare_qkv(p: Mapping[str, Any], part: Part, spec: CheckSpec) -> _QKVSetup:
+    if len(spec.fields) != 3:
+        raise ConfigError(f"takes the three fields V, K, Q in that order, not {list(spec.fields)}")
+    for name in list(p["basis"]) + [p["norm"]]:
+        if name not in part.table.specs:
+            raise ConfigError(f"'{name}' is not a symbol of the part")
+    coords = _Coordinates(part, p)
+    require = (p.get("partial", {}).get("values") or {}).get("require", {})
+    return _QKVSetup(
+        coords=coords,
+        inputs=tuple(coords.parse(x) for x in p["inputs"]),
+        targets={int(i): coords.parse(t) for i, t in p["targets"].items()},
+        required_values={int(j): coords.parse(t) for j, t in require.items()},
+    )
+
+
+def prepare_query(p: Mapping[str, Any], part: Part, spec: CheckSpec) -> None:
+    n = int(p["n"])
+    for name, i in p["positions"].items():
+        if name not in part.table.specs:
+            raise ConfigError(f"positions: '{name}' is not a symbol of the part")
+        if not 1 <= int(i) <= n:
+            raise ConfigError(f"positions: {name} = {i} is not between 1 and n = {n}")
+    unknown = set(p["target"]) - set(p["positions"])
+    if unknown:
+        raise ConfigError(f"target names {sorted(unknown)}, which have no position")
+
+
 def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     p = ctx.spec.params
-    coords = _Coordinates(ctx)
+    setup: _QKVSetup = ctx.prepared
+    coords = setup.coords
     fV, fK, fQ = ctx.spec.fields
     try:
         V, K, Q = (coords.exact(answers[f].expr) for f in (fV, fK, fQ))
     except (EvaluationError, ValueError, TypeError, ZeroDivisionError) as err:
         return Outcome(0.0, (f"your matrices could not be evaluated: {err}",))
-    X = [coords.parse(x) for x in p["inputs"]]
+    X = setup.inputs
     v = [(V * x).applyfunc(sympy.cancel) for x in X]
     k = [(K * x).applyfunc(sympy.cancel) for x in X]
     q = [(Q * x).applyfunc(sympy.cancel) for x in X]
     scores = [[sympy.cancel((k[j].T * q[i])[0, 0]) for j in range(len(X))] for i in range(len(X))]
-    targets = {int(i): coords.parse(t) for i, t in p["targets"].items()}
+    targets, required_values = setup.targets, setup.required_values
     free = _free_scalars([answers[f].expr for f in (fV, fK, fQ)], coords.table)
-    require = (p.get("partial", {}).get("values") or {}).get("require", {})
-    required_values = {int(j): coords.parse(t) for j, t in require.items()}
     # β and the free constant must each be free to grow: the property has to hold whether
     # C outgrows β or β outgrows C, not only when they happen to be equal.
     paths = [(1, 1), (2, 1), (1, 2)] if free else [(1, 1)]
     runs = []
-    mpmath.mp.dps = 40
     try:
-        for beta_rate, c_rate in paths:
-            runs.append(_follow(v, scores, targets, required_values, coords.beta, free, beta_rate, c_rate))
+        with mpmath.workdps(40):  # scores can be β⁶: double precision would round the softmax to 0/1
+            for beta_rate, c_rate in paths:
+                runs.append(_follow(v, scores, targets, required_values, coords.beta, free, beta_rate, c_rate))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
         return Outcome(0.0, (f"your matrices do not give finite attention weights as β grows ({err})",))
     failing = [r for r in runs if not all(_converges(e) for e in r.errors.values())]

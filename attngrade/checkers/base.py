@@ -1,12 +1,15 @@
-"""What every check receives and returns."""
+"""What every check declares, receives and returns."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from ..errors import ConfigError
 from ..records import CheckSpec, Part
+from .messages import Finding
 
 
 @dataclass(frozen=True)
@@ -14,15 +17,20 @@ class Outcome:
     """The result of one check: points earned, what to tell the student, and evidence.
 
     `pending` marks work for a person (text parts); `unchecked` marks a key-based check
-    run without keys (a student's self-check), which must not hint at the key.
+    run without keys (a student's self-check), which must not hint at the key;
+    `invalid` an answer that could not be checked at all (e.g. past the time budget);
+    `failed` a failure of attngrade itself, which is course staff's problem, never the
+    student's. `feedback` holds plain lines or structured Findings; the assemble stage
+    renders them all the same way.
     """
 
     earned: float
-    feedback: tuple[str, ...] = ()
+    feedback: tuple[str | Finding, ...] = ()
     evidence: Mapping[str, Any] = field(default_factory=dict)
     pending: bool = False
     unchecked: bool = False
-    invalid: bool = False  # the answer could not be checked at all (e.g. it ran past the time budget)
+    invalid: bool = False
+    failed: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,11 @@ class Context:
         """The symbol table of the check's first field (a field may override the part's)."""
         return self.part.table_for(self.spec.fields[0])
 
+    @property
+    def prepared(self) -> Any:
+        """What the check's `prepare` computed from its params when the bank loaded."""
+        return self.spec.prepared
+
     def scaled(self, points: Any) -> float:
         """A point value from the params, in this homework's points."""
         return float(points) * self.spec.scale
@@ -57,13 +70,72 @@ class Context:
 
 
 CheckFunction = Callable[[Mapping[str, Any], Context], Outcome]
+Prepare = Callable[[Mapping[str, Any], Part, CheckSpec], Any]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter a check takes in a problem file."""
+
+    name: str
+    types: tuple[type, ...]
+    required: bool = False
+
+    def describe(self) -> str:
+        kinds = "/".join(_TYPE_NAMES.get(t, t.__name__) for t in self.types)
+        return f"{self.name} ({kinds}{', required' if self.required else ''})"
+
+
+_TYPE_NAMES = {int: "whole number", float: "number", str: "text", list: "list", dict: "mapping", bool: "yes/no"}
 
 
 @dataclass(frozen=True)
 class Check:
-    """A registered check: its function and whether it compares against a key."""
+    """A registered check: its function, the params it takes, and what it prepares from them."""
 
     name: str
     run: CheckFunction
+    params: tuple[Param, ...] = ()
     needs_key: bool = False
-    doc: str = ""
+    prepare: Prepare | None = None
+
+    def validate(self, params: Any, part: Part, spec: CheckSpec, where: str) -> Any:
+        """Reject unknown, missing or mistyped params; returns what `prepare` computes.
+
+        `where` names the file and part, so a ConfigError says where to look.
+        """
+        where = f"{where}, check {self.name}"
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise ConfigError(f"{where}: params must be a mapping of names to values")
+        known = {p.name: p for p in self.params}
+        for name in params:
+            if name not in known:
+                close = difflib.get_close_matches(str(name), list(known), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                takes = ", ".join(p.describe() for p in self.params) or "no params"
+                raise ConfigError(f"{where}: unknown parameter '{name}'{hint}; this check takes: {takes}")
+        for p in self.params:
+            if p.required and p.name not in params:
+                raise ConfigError(f"{where}: missing parameter '{p.name}' ({p.describe()})")
+            value = params.get(p.name)
+            if value is not None and not _has_type(value, p.types):
+                raise ConfigError(f"{where}: parameter '{p.name}' must be {p.describe()}, "
+                                  f"not {type(value).__name__} {value!r}")
+        if self.prepare is None:
+            return None
+        try:
+            return self.prepare(params, part, spec)
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from None
+        except Exception as err:  # noqa: BLE001 - a param the check cannot use is the file's fault
+            raise ConfigError(f"{where}: the params cannot be used ({type(err).__name__}: {err})") from None
+
+
+def _has_type(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in types
+    if isinstance(value, int) and float in types:
+        return True
+    return isinstance(value, types)

@@ -42,9 +42,10 @@ import sympy
 from ..deadline import BudgetExceeded, time_limit
 from ..errors import ConfigError
 from ..mathlang.display import reading
-from .base import Context, Outcome
+from ..records import CheckSpec, Part
+from .base import Context, Outcome, Param
 
-PARAMS = frozenset({"loose_points", "variables"})
+PARAMS = (Param("loose_points", (float,)), Param("variables", (list,)))
 # Values of the variables that do not grow on a path: all above e, so log log x > 0,
 # and unrelated to each other, so no term cancels by accident.
 FIXED = (5.3, 7.1, 3.7, 11.3, 4.9, 13.7, 6.1, 9.7, 8.3, 12.1)
@@ -366,8 +367,6 @@ def _variables(ctx: Context, exprs: Sequence[Any]) -> tuple[list[Any], dict[Any,
         declared = {spec.sympy for spec in table.scalars()}
         growing = [s for s in free if s in declared]
     else:
-        if isinstance(names, str) or not isinstance(names, (list, tuple)):
-            raise ConfigError(f"part {ctx.part.id}: bigO's 'variables' must be a list of symbol names")
         growing = []
         for name in names:
             hit = table.resolve(str(name))
@@ -380,15 +379,18 @@ def _variables(ctx: Context, exprs: Sequence[Any]) -> tuple[list[Any], dict[Any,
     return growing, constants
 
 
-def _loose_points(ctx: Context) -> float:
-    unknown = set(ctx.spec.params) - PARAMS
-    if unknown:
-        raise ConfigError(f"part {ctx.part.id}: bigO has no params {sorted(unknown)}; "
-                          f"it reads {', '.join(sorted(PARAMS))}")
-    raw = ctx.spec.params.get("loose_points", 0)
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
-        raise ConfigError(f"part {ctx.part.id}: bigO's loose_points must be a number of points ≥ 0")
-    return min(float(raw), ctx.points)
+def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str, Any]:
+    raw = params.get("loose_points", 0)
+    if raw < 0:
+        raise ConfigError("loose_points must be a number of points ≥ 0")
+    names = params.get("variables")
+    if names is not None:
+        table = part.table_for(spec.fields[0])
+        for name in names:
+            hit = table.resolve(str(name))
+            if hit is None or hit[0].kind != "scalar":
+                raise ConfigError(f"variable '{name}' is not a scalar of this part")
+    return {"loose_points": float(raw) * spec.scale}
 
 
 def _bare(expr: Any, variables: Sequence[Any]) -> Any:
@@ -431,8 +433,6 @@ def _tidiness(expr: Any, orders: _Orders) -> tuple[str | None, str | None]:
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     (name,) = ctx.spec.fields
     answer = answers[name]
-    if ctx.key is None:
-        return Outcome(0.0, ("read; compared with the key when your course staff grades it",), unchecked=True)
     key = ctx.key[name]
     if getattr(key, "kind", None) not in ("bigO", "scalar"):
         raise ConfigError(f"part {ctx.part.id}: the key of {name} is not an order of growth O(...)")
@@ -443,7 +443,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         return Outcome(0.0, (f"{name}: expected an order of growth written as O(...); "
                              f"your answer is a {answer.kind}",), {"order": INVALID})
     f, g = answer.expr, key.expr
-    loose_points = _loose_points(ctx)
+    loose_points = min(ctx.prepared["loose_points"], ctx.points)
     variables, constants = _variables(ctx, [f, g])
     orders = _Orders(g, variables, constants, ctx.seed, f"part {ctx.part.id}, field {name}")
     result = orders.compare(f)

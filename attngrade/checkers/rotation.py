@@ -13,6 +13,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..mathlang.evaluate import NUMERIC, EvaluationError, evaluate
+from ..errors import ConfigError
+from ..records import CheckSpec, Part
 from .base import Context, Outcome
 
 TRIALS = 8
@@ -21,6 +23,15 @@ TRIALS = 8
 def _pair(order: str, angle: float) -> np.ndarray:
     sin, cos = np.sin(angle), np.cos(angle)
     return np.array([sin, cos]) if order == "sin-cos" else np.array([cos, sin])
+
+
+def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> None:
+    order = params.get("order", "sin-cos")
+    if order not in ("sin-cos", "cos-sin"):
+        raise ConfigError(f"order must be sin-cos or cos-sin, not {order!r}")
+    frequency = params.get("frequency", "omega")
+    if frequency not in part.table.specs:
+        raise ConfigError(f"frequency: '{frequency}' is not a symbol of the part")
 
 
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:

@@ -28,11 +28,10 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import __version__
-from ..checkers import REGISTRY
 from ..checkers.accuracy import PACKAGED, load_gold
 from ..errors import ConfigError
-from ..grading import Grader
-from ..keys import Keys, keys_path, load_keys
+from ..grading import assignment
+from ..keys import keys_path, load_keys
 from ..problems import load_homework
 from ..records import Homework
 from .manifest import DEFAULT_VENV, MANIFEST_NAME, NAME, Manifest, check_visibility
@@ -57,8 +56,7 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
     homework = load_homework(homework_id)
     solutions = Path(solutions)
     keys = load_keys(solutions, homework)
-    Grader(homework, keys, solutions=solutions)  # no keys where a part needs them: ConfigError
-    _check_keys_cover(homework, keys)
+    assignment(homework, keys, solutions=solutions)  # keys that do not cover every key check: ConfigError
     gold = _check_gold(homework, dict(gold or {}))
     shown = check_visibility(visibility)
     if not _SAFE_PATH.match(venv):
@@ -89,19 +87,6 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
 
 
 # -- checks before anything is built -----------------------------------------------------
-def _check_keys_cover(homework: Homework, keys: Keys | None) -> None:
-    """Every check that compares with a key has its key: fail now, not on Gradescope."""
-    if keys is None:
-        return
-    for part in homework.parts:
-        for spec in part.checks:
-            if not REGISTRY[spec.check].needs_key:
-                continue
-            key = keys.answers.get(part.id)
-            if key is None or any(n not in key for n in spec.fields):
-                raise ConfigError(f"{keys.source}: no key for part {part.id} (fields {', '.join(spec.fields)})")
-
-
 def gold_names(homework: Homework) -> dict[str, list[int]]:
     """Instructor gold the homework's checks can use: NAME -> the `lines` its checks expect."""
     names: dict[str, list[int]] = {}

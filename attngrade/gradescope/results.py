@@ -26,37 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .. import __version__
-from ..checkers import REGISTRY, Outcome
-from ..records import CheckSpec, Homework, Part, Result, Verdict
+from ..checkers import REGISTRY
+from ..records import CheckSpec, Homework, Part, PartPoints, Result, Verdict
 
 FORMAT = "html"
 FLAGS_TEST = "Integrity flags (course staff only)"
 ERROR_TEST = "Submission could not be graded"
 DETAILS_TEST = "Error details (course staff only)"
-
-
-@dataclass(frozen=True)
-class PartPoints:
-    """What a machine-checked part is worth here, and what course staff still decide."""
-
-    decided: float  # the test's max_score
-    staff: float  # points of machine checks left to course staff (no gold, a check that could not decide)
-    text: float  # points of manual (text) checks
-
-
-def part_points(part: Part, ran: Mapping[tuple[str, int], Outcome]) -> PartPoints:
-    decided = staff = text = 0.0
-    for index, spec in enumerate(part.checks):
-        if spec.check == "manual":
-            text += spec.points
-            continue
-        outcome = ran.get((part.id, index))
-        if outcome is not None and (outcome.unchecked or outcome.pending):
-            decided += outcome.earned  # as the grader counts it: what was earned is decided
-            staff += spec.points - outcome.earned
-        else:
-            decided += spec.points
-    return PartPoints(round(decided, 6), round(staff, 6), round(text, 6))
 
 
 def compares_with_secret(spec: CheckSpec, gold: Iterable[str]) -> bool:
@@ -78,8 +54,7 @@ class Context:
     notes: tuple[str, ...] = ()  # about the submission as a whole, for the student
 
 
-def results(result: Result, selfcheck: Result, ran: Mapping[tuple[str, int], Outcome], ctx: Context,
-            execution_time: float = 0.0) -> dict[str, Any]:
+def results(result: Result, selfcheck: Result, ctx: Context, execution_time: float = 0.0) -> dict[str, Any]:
     """results.json for a graded submission.
 
     `selfcheck` is the same submission graded without keys or gold (what `grade check`
@@ -98,7 +73,7 @@ def results(result: Result, selfcheck: Result, ran: Mapping[tuple[str, int], Out
             if not machine_checked(part):
                 text_parts.append(part.id)
                 continue
-            points = part_points(part, ran)
+            points = verdict.points
             secret = any(compares_with_secret(s, ctx.gold) for s in part.checks if s.check != "manual")
             visibility = ctx.visibility.get("key" if secret else "property", "visible")
             (shown_later if secret else shown_now).append(part)

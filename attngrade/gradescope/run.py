@@ -15,12 +15,12 @@ import logging
 import re
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, EXIT_USAGE, ConfigError, SubmissionError
-from ..grading import Grader
+from ..grading import Assignment, InProcess, assemble, assignment, plan, run
+from ..records import Result, Submission
 from ..output import write_atomic
 from . import results as gs
 from .manifest import read_manifest
@@ -31,18 +31,6 @@ MAX_FILES = 5_000  # files looked at in a submission
 _HOMEWORK_LINE = re.compile(r"""(?m)^["']?homework["']?[ \t]*:""")
 _SKIPPED_DIRS = {"__MACOSX"}
 YAML_SUFFIXES = (".yaml", ".yml")
-
-
-@dataclass
-class _RecordingGrader(Grader):
-    """A Grader that remembers each check's outcome, to tell decided points from staff points."""
-
-    ran: dict = field(default_factory=dict)
-
-    def _run(self, part, index, answers):  # type: ignore[no-untyped-def]
-        outcome = super()._run(part, index, answers)
-        self.ran[(part.id, index)] = outcome
-        return outcome
 
 
 def run_gradescope(root: Path) -> int:
@@ -93,7 +81,7 @@ def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
     for name, path in gold.items():
         if not path.is_file():
             raise ConfigError(f"gold {name}: {path} is missing from the autograder")
-    grader = _RecordingGrader(homework, keys, self_check=False, solutions=solutions, gold=gold)
+    graded = assignment(homework, keys, gold=gold, solutions=solutions)
 
     folder = root / "submission"
     answers = find_answers(folder)
@@ -104,13 +92,26 @@ def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
                               path=str(answers))
     student = student_from_metadata(root / "submission_metadata.json") or submission.student
     submission = dataclasses.replace(submission, folder=answers.parent, student=student)
-    result = grader.grade(submission)
-    selfcheck = Grader(homework, keys=None, self_check=True).grade(submission)
+    result, selfcheck = grade_both(graded, submission)
     ctx = gs.Context(
         homework=homework, gold=tuple(gold), visibility=manifest.visibility, student=student,
         answers_file=_relative(answers, folder), notes=tuple(misplaced_files(homework, answers, folder)),
     )
-    return gs.results(result, selfcheck, grader.ran, ctx, time.monotonic() - started), EXIT_OK
+    return gs.results(result, selfcheck, ctx, time.monotonic() - started), EXIT_OK
+
+
+def grade_both(graded: Assignment, submission: Submission) -> tuple[Result, Result]:
+    """The submission graded with keys and gold, and as its student's self-check sees it.
+
+    The self-check is its own assignment (no keys, no gold), so none of its outcomes
+    may come from the graded run: a check against the test gold says more than the
+    student may see before grades are published.
+    """
+    executor = InProcess()
+    with_keys = plan([submission], lambda _: graded)
+    checked = plan([submission], lambda _: assignment(graded.homework, None, self_check=True))
+    return (assemble(with_keys, run(with_keys.tasks, with_keys.assignments, executor))[0],
+            assemble(checked, run(checked.tasks, checked.assignments, executor))[0])
 
 
 # -- the submission folder ----------------------------------------------------------------

@@ -41,6 +41,9 @@ class BuildContext:
     limits: Limits
     free_name: str | None = None
     notes: list[str] = field(default_factory=list)
+    # The parser itself, for shorthands that are text in our language; passed in by
+    # the parser so the builder never imports it (the parser imports the builder).
+    parse: Any = None
 
     def text(self, node: Node) -> str:
         return self.source[node.start : node.end].strip()
@@ -404,11 +407,9 @@ class Builder:
 
     @staticmethod
     def _defined(spec: Any, start: int, end: int) -> Node:
-        from .parser import parse  # a shorthand is itself text in our language
-
         ctx = CURRENT.get()
         table = ctx.table.without(spec.name)  # a definition may not refer to itself
-        value = parse(spec.define, table, limits=ctx.limits)
+        value = ctx.parse(spec.define, table, limits=ctx.limits)
         kind = SCALAR if value.kind == SCALAR else MATRIX
         return Node(value.expr, kind, start, end, value.shape)
 

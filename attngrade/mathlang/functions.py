@@ -3,7 +3,7 @@
 sympy's `Function` only returns scalars, so a vector-valued feature map such as
 φ(q) or a column-wise softargmax is an `AppliedFunction`: a matrix expression with a
 declared shape whose meaning is supplied at evaluation time by a built-in
-implementation (`IMPLEMENTATIONS`), never by student text.
+implementation named in the problem file, never by student text.
 """
 
 from __future__ import annotations
@@ -93,6 +93,3 @@ def implementation(impl: str, params: Mapping[str, Any], rows: int | None,
     if impl == "positive_features":
         return _positive_features(rows or 8, rng, float(params.get("sigma", 1.0)))
     raise KeyError(impl)
-
-
-IMPLEMENTATIONS = ("softargmax_columns", "random_features", "positive_features")

@@ -163,7 +163,7 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> 
         raise MathError(f"expected math text, got {type(text).__name__}", 0)
     _scan(text, limits)
     prepared = _mark_norms(text)
-    ctx = BuildContext(table=table, source=text, limits=limits)
+    ctx = BuildContext(table=table, source=text, limits=limits, parse=parse)
     token = CURRENT.set(ctx)
     try:
         node = _PARSER.parse(prepared)

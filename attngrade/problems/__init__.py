@@ -2,12 +2,21 @@
 
 Problems live in `library/` and can be reused by several homeworks (`homeworks/`).
 Loading reads YAML with the safe loader and validates every key; it never runs code.
+Every check's params are validated against what the check declares, and the check
+prepares what it can (keys of the problem parsed, targets built) once, here: a
+broken problem file is a ConfigError naming the file, the part and the parameter,
+raised before any student is graded.
+
+The bundled bank is the package's own folder; `Bank(path)` reads one laid out the
+same way anywhere on disk.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
@@ -17,69 +26,95 @@ from ..mathlang import SymbolTable
 from ..records import FIELD_KINDS, CheckSpec, Field, Homework, Part, Problem
 
 SCHEMA = 1
-_ROOT = files(__package__)
 
 
-def _read(kind: str, name: str) -> dict[str, Any]:
-    path = _ROOT.joinpath(kind, f"{name}.yaml")
-    if not path.is_file():
-        raise ConfigError(f"no {kind[:-1] if kind.endswith('s') else kind} named '{name}' in the bank")
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{kind}/{name}.yaml is not valid YAML: {err}") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise ConfigError(f"{kind}/{name}.yaml: expected a mapping with 'schema: {SCHEMA}'")
-    return data
+class Bank:
+    """A folder with `homeworks/` and `library/` of YAML problem files."""
+
+    def __init__(self, root: Path | None = None):
+        self.external = root is not None
+        self.root: Any = Path(root) if root is not None else files(__package__)
+        self.load_homework = lru_cache(maxsize=None)(self._load_homework)
+        self.load_problem = lru_cache(maxsize=None)(self._load_problem)
+
+    def where(self, kind: str, name: str) -> str:
+        """How a message names a file of this bank."""
+        rel = f"{kind}/{name}.yaml"
+        return str(self.root / rel) if self.external else rel
+
+    def _read(self, kind: str, name: str) -> dict[str, Any]:
+        path = self.root.joinpath(kind, f"{name}.yaml")
+        where = self.where(kind, name)
+        if not path.is_file():
+            raise ConfigError(f"no {kind[:-1] if kind.endswith('s') else kind} named '{name}' in the bank "
+                              f"({where} does not exist)")
+        try:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{where} is not valid YAML: {err}") from None
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise ConfigError(f"{where}: expected a mapping with 'schema: {SCHEMA}'")
+        return data
+
+    def homework_ids(self) -> list[str]:
+        folder = self.root.joinpath("homeworks")
+        if not folder.is_dir():
+            return []
+        return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+    def _load_homework(self, homework_id: str) -> Homework:
+        if homework_id not in self.homework_ids():
+            known = ", ".join(self.homework_ids())
+            raise ConfigError(f"unknown homework '{homework_id}'; the bank has: {known}")
+        data = self._read("homeworks", homework_id)
+        where = self.where("homeworks", homework_id)
+        problems = []
+        for entry in data.get("problems", []):
+            entry = {"id": entry} if isinstance(entry, str) else dict(entry)
+            selected = entry.get("parts")
+            points = entry.get("points", {})
+            problem = self.load_problem(entry["id"])
+            if isinstance(points, (int, float)):  # one value for every part, e.g. "2 per question"
+                points = {p.id: points for p in problem.parts}
+            overrides = tuple(sorted((str(k), float(v)) for k, v in points.items()))
+            problem = self.load_problem(entry["id"], overrides)
+            if selected is not None:
+                unknown = set(map(str, selected)) - {p.id for p in problem.parts}
+                if unknown:
+                    raise ConfigError(f"{where}: problem {entry['id']} has no parts {sorted(unknown)}")
+                problem = Problem(problem.id, problem.title, problem.source, problem.intro,
+                                  tuple(p for p in problem.parts if p.id in set(map(str, selected))))
+            problems.append(problem)
+        return Homework(id=data["id"], title=data.get("title", ""), course=data.get("course", ""),
+                        problems=tuple(problems))
+
+    def _load_problem(self, problem_id: str, points: tuple[tuple[str, float], ...] = ()) -> Problem:
+        data = self._read("library", problem_id)
+        where = self.where("library", problem_id)
+        sets = data.get("symbol_sets", {})
+        overrides = dict(points)
+        parts = tuple(_part(raw, sets, overrides, problem_id, where) for raw in data.get("parts", []))
+        ids = [p.id for p in parts]
+        if len(ids) != len(set(ids)):
+            raise ConfigError(f"{where}: part ids repeat")
+        return Problem(id=data["id"], title=data.get("title", ""), source=data.get("source", ""),
+                       intro=data.get("intro", ""), parts=parts)
+
+
+BUNDLED = Bank()
 
 
 def homework_ids() -> list[str]:
-    return sorted(p.name[:-5] for p in _ROOT.joinpath("homeworks").iterdir() if p.name.endswith(".yaml"))
+    return BUNDLED.homework_ids()
 
 
-@lru_cache(maxsize=None)
 def load_homework(homework_id: str) -> Homework:
-    """The homework with this id, with its problems loaded."""
-    if homework_id not in homework_ids():
-        known = ", ".join(homework_ids())
-        raise ConfigError(f"unknown homework '{homework_id}'; the bank has: {known}")
-    data = _read("homeworks", homework_id)
-    problems = []
-    for entry in data.get("problems", []):
-        entry = {"id": entry} if isinstance(entry, str) else dict(entry)
-        problem = load_problem(entry["id"])
-        selected = entry.get("parts")
-        points = entry.get("points", {})
-        if isinstance(points, (int, float)):  # one value for every part, e.g. "2 per question"
-            points = {p.id: points for p in problem.parts}
-        overrides = tuple(sorted((str(k), float(v)) for k, v in points.items()))
-        problem = load_problem(entry["id"], overrides)
-        if selected is not None:
-            unknown = set(map(str, selected)) - {p.id for p in problem.parts}
-            if unknown:
-                raise ConfigError(f"homeworks/{homework_id}.yaml: problem {entry['id']} has no parts {sorted(unknown)}")
-            problem = Problem(problem.id, problem.title, problem.source, problem.intro,
-                              tuple(p for p in problem.parts if p.id in set(map(str, selected))))
-        problems.append(problem)
-    return Homework(
-        id=data["id"], title=data.get("title", ""), course=data.get("course", ""), problems=tuple(problems)
-    )
+    """The bundled homework with this id, with its problems loaded."""
+    return BUNDLED.load_homework(homework_id)
 
 
-@lru_cache(maxsize=None)
 def load_problem(problem_id: str, points: tuple[tuple[str, float], ...] = ()) -> Problem:
-    data = _read("library", problem_id)
-    where = f"library/{problem_id}.yaml"
-    sets = data.get("symbol_sets", {})
-    overrides = dict(points)
-    parts = tuple(_part(raw, sets, overrides, problem_id, where) for raw in data.get("parts", []))
-    ids = [p.id for p in parts]
-    if len(ids) != len(set(ids)):
-        raise ConfigError(f"{where}: part ids repeat")
-    return Problem(
-        id=data["id"], title=data.get("title", ""), source=data.get("source", ""),
-        intro=data.get("intro", ""), parts=parts,
-    )
+    return BUNDLED.load_problem(problem_id, points)
 
 
 def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[str, float],
@@ -100,18 +135,38 @@ def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[st
         if set(optional) - set(c.get("fields", [])):
             raise ConfigError(f"{where}: check {c.get('check')}: optional fields must be among its fields")
         checks.append(CheckSpec(check=c["check"], fields=tuple(c["fields"]), points=float(c["points"]),
-                                params=c.get("params", {}), optional=optional))
+                                params=c.get("params") or {}, optional=optional))
     points = float(raw["points"])
     total = sum(c.points for c in checks)
     if abs(total - points) > 1e-9:
         raise ConfigError(f"{where}: checks add up to {total} points, the part says {points}")
     if pid in overrides:
         scale = float(overrides[pid]) / points if points else 0.0
-        checks = [CheckSpec(c.check, c.fields, c.points * scale, c.params, c.optional, c.scale * scale)
-                  for c in checks]
+        checks = [replace(c, points=c.points * scale, scale=c.scale * scale) for c in checks]
         points = float(overrides[pid])
-    return Part(id=pid, points=points, statement=str(raw.get("statement", "")).strip(), fields=fields,
+    part = Part(id=pid, points=points, statement=str(raw.get("statement", "")).strip(), fields=fields,
                 checks=tuple(checks), table=table, problem=problem_id)
+    return prepare_part(part, where)
+
+
+def prepare_part(part: Part, where: str = "") -> Part:
+    """The part with every check's params validated and prepared (ConfigError naming `where`)."""
+    where = where or f"part {part.id}"
+    return replace(part, checks=tuple(prepare_check(part, spec, where) for spec in part.checks))
+
+
+def prepare_check(part: Part, spec: CheckSpec, where: str) -> CheckSpec:
+    """The spec with its params validated and its check's preparation stored."""
+    from ..checkers import REGISTRY
+
+    check = REGISTRY.get(spec.check)
+    if check is None:
+        import difflib
+
+        close = difflib.get_close_matches(str(spec.check), list(REGISTRY), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ConfigError(f"{where}: unknown check '{spec.check}'{hint}; the checks are: {', '.join(REGISTRY)}")
+    return replace(spec, prepared=check.validate(spec.params, part, spec, where))
 
 
 def _symbols(ref: Any, sets: Mapping[str, Any], where: str) -> Any:

@@ -9,6 +9,7 @@ import pytest
 from attngrade.checkers.accuracy import check, packaged_gold, prediction_lines
 from attngrade.checkers.base import Context
 from attngrade.errors import ConfigError
+from attngrade.problems import prepare_part
 from attngrade.mathlang import SymbolTable
 from attngrade.reading import FieldError, read_field
 from attngrade.records import CheckSpec, Field, Part
@@ -30,7 +31,8 @@ def grade(folder: Path, filename: str, params: dict | None = None, *, points: fl
     for name in numbers or {}:
         fields.append(Field(name, "number", percent=True))
     spec = CheckSpec("accuracy_file", tuple(f.name for f in fields), points, params or {})
-    part = Part("2x", points, "", tuple(fields), (spec,), SymbolTable.from_data(None), problem="test")
+    part = prepare_part(Part("2x", points, "", tuple(fields), (spec,), SymbolTable.from_data(None), problem="test"))
+    spec = part.checks[0]
     answers = {f.name: read_field(part, f, None, folder) for f in fields if f.kind == "file"}
     answers.update({name: read_field(part, part.field(name), text) for name, text in (numbers or {}).items()})
     return check(answers, Context(part=part, spec=spec, gold=gold or {}))
@@ -335,7 +337,7 @@ def test_test_gold_of_the_wrong_length_is_a_config_error(tmp_path):
 
 # -- configuration -------------------------------------------------------------------
 @pytest.mark.parametrize("params, message", [
-    ({"threshold": 0.1}, "unknown params"),
+    ({"threshold": 0.1}, "unknown parameter .threshold."),
     ({"pass_line": 10}, "pass_line must be a fraction"),
     ({"reported": "nope"}, "not one of the check's fields"),
     ({"weights": {"bonus": 1}}, "weights maps"),

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from attngrade.checkers import REGISTRY
+from pathlib import Path
+
 from attngrade.checkers import bigo
-from attngrade.checkers.base import Check, Context
+from attngrade.checkers.base import Context
 from attngrade.errors import ConfigError, MathError
-from attngrade.grading import Grader
+from attngrade.grading import assignment, grade_answer
+from attngrade.grading import grade as pipeline_grade
 from attngrade.keys import Keys, load_keys
 from attngrade.mathlang import SymbolTable, parse
-from attngrade.problems import load_homework
+from attngrade.problems import load_homework, prepare_part
 from attngrade.reading import FieldError, read_field
-from attngrade.records import CheckSpec, Field, Homework, Part, Problem
+from attngrade.records import CheckSpec, Field, Homework, Part, Problem, Submission
 
 SYMBOLS = {name: {"assumptions": ["positive"]} for name in ("M", "N", "k")}
 POINTS = 2.0
@@ -22,9 +24,9 @@ POINTS = 2.0
 def make_part(params=None, symbols=None, expect="bigO"):
     table = SymbolTable.from_data(symbols or SYMBOLS)
     spec = CheckSpec(check="bigO", fields=("cost",), points=POINTS, params=dict(params or {}))
-    return Part(id="2a", points=POINTS, statement="The cost of one attention layer.",
-                fields=(Field(name="cost", kind="math", expect=expect),), checks=(spec,), table=table,
-                problem="test-bigo")
+    return prepare_part(Part(id="2a", points=POINTS, statement="The cost of one attention layer.",
+                             fields=(Field(name="cost", kind="math", expect=expect),), checks=(spec,), table=table,
+                             problem="test-bigo"))
 
 
 def grade(answer, key, params=None, symbols=None):
@@ -218,22 +220,22 @@ def test_a_malformed_answer_is_a_math_error_not_a_wrong_answer():
         read_field(part, part.field("cost"), "O(M^2 k")
 
 
-def test_through_the_grader_malformed_is_invalid_and_good_is_correct(monkeypatch):
-    monkeypatch.setitem(REGISTRY, "bigO", Check("bigO", bigo.check, needs_key=True))
+def test_through_the_pipeline_malformed_is_invalid_and_good_is_correct():
     part = make_part(params={"loose_points": 1})
     homework = Homework(id="hw-bigo", title="", course="",
                         problems=(Problem(id="test-bigo", title="", source="", intro="", parts=(part,)),))
     keys = Keys(homework="hw-bigo", answers={"2a": {"cost": parse("O(M^2 k)", part.table)}})
-    grader = Grader(homework, keys=keys)
+    given = assignment(homework, keys)
 
-    bad = grader.grade_part(part, "O(M^2 k")
+    _, planned = pipeline_grade([Submission("s", "hw-bigo", {"2a": "O(M^2 k"}, Path("s.yaml"))], {"hw-bigo": given})
+    bad = grade_answer(given, "2a", "O(M^2 k")
     assert bad.status == "invalid" and bad.score == 0
     assert not any("too small" in f or "not tight" in f for f in bad.feedback)
-    assert grader.stats.checks == 0  # the check never ran
+    assert planned.stats.checks == 0 and not planned.tasks  # the check never ran
 
-    good = grader.grade_part(part, r"\mathcal{O}(k M^2)")
+    good = grade_answer(given, "2a", r"\mathcal{O}(k M^2)")
     assert good.status == "correct" and good.score == POINTS
-    loose = grader.grade_part(part, "O(M^3 k)")
+    loose = grade_answer(given, "2a", "O(M^3 k)")
     assert loose.status == "partial" and loose.score == 1.0
 
 
@@ -250,9 +252,10 @@ def test_symbols_the_key_uses_are_not_constant_factors_to_drop():
 def test_a_field_with_its_own_symbols_uses_them():
     fields_table = SymbolTable.from_data({"L": {"assumptions": ["positive"]}, "d": {"assumptions": ["positive"]}})
     spec = CheckSpec(check="bigO", fields=("cost",), points=POINTS, params={"variables": ["L"]})
-    part = Part(id="3c", points=POINTS, statement="", checks=(spec,), problem="test-bigo",
-                fields=(Field(name="cost", kind="math", expect="bigO", table=fields_table),),
-                table=SymbolTable.from_data({"q": {"kind": "vector"}}))
+    part = prepare_part(Part(id="3c", points=POINTS, statement="", checks=(spec,), problem="test-bigo",
+                             fields=(Field(name="cost", kind="math", expect="bigO", table=fields_table),),
+                             table=SymbolTable.from_data({"q": {"kind": "vector"}})))
+    spec = part.checks[0]
     ctx = Context(part=part, spec=spec, key={"cost": parse("O(L^2 d)", fields_table)})
     assert bigo.check({"cost": parse("O(L^2 d)", fields_table)}, ctx).earned == POINTS
     assert bigo.check({"cost": parse("O(L d)", fields_table)}, ctx).evidence["order"] == "slower"

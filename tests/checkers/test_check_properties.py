@@ -3,7 +3,7 @@
 For real parts of the bank (attention constructions, formulas, orders of growth, a
 rotation block, yes/no and text fields), answers are composed from the part's declared
 symbols: sums, products, fractions, powers (up to beta^64), transposes, inner products,
-norms, roots, logs and exponentials. Each is graded by `Grader.grade_part`, which runs
+norms, roots, logs and exponentials. Each is graded by `grading.grade_answer`, which runs
 the part's registered checks (`REGISTRY[...]`) under the time budget. Every answer must
 come back as a Verdict with an allowed status and a score within [0, max], never as an
 exception, within the budget plus a little for reading.
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from attngrade.grading import Grader
+from attngrade.grading import InProcess, assignment, grade_answer
 from attngrade.keys import load_keys
 from attngrade.problems import load_homework
 from attngrade.records import STATUSES, Verdict
@@ -163,10 +163,9 @@ def test_any_composed_answer_gets_a_verdict_within_the_budget(case, data):
     hw, keys = homework(case.homework)
     part = hw.part(case.part)
     raw = data.draw(case.answers, label="answer")
-    grader = Grader(hw, keys, budget=BUDGET)  # a fresh memo: every example runs its checks
     start = time.perf_counter()
-    try:
-        verdict = grader.grade_part(part, raw)
+    try:  # a fresh plan: every example runs its checks
+        verdict = grade_answer(assignment(hw, keys), part.id, raw, runner=InProcess(BUDGET))
     except Exception as err:  # noqa: BLE001 - the property is that nothing escapes
         pytest.fail(f"{type(err).__name__} escaped grading {case} with {raw!r}: {err}")
     elapsed = time.perf_counter() - start
@@ -191,6 +190,6 @@ def test_the_strategies_compose_answers_the_checks_can_read(case):
     from hypothesis import find
 
     simplest = find(case.answers, lambda raw: True, settings=settings(database=None, derandomize=True))
-    verdict = Grader(hw, keys, budget=BUDGET).grade_part(hw.part(case.part), simplest)
+    verdict = grade_answer(assignment(hw, keys), case.part, simplest, runner=InProcess(BUDGET))
     fields_read = set(verdict.readings)
     assert fields_read, f"{case}: nothing of {simplest!r} was read: {verdict.feedback}"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.grading import Grader
+from attngrade.grading import assignment, grade_submission
 from attngrade.keys import load_keys
 from attngrade.problems import load_homework
 from attngrade.submissions import load_submission
@@ -39,8 +39,8 @@ def _grade_in_process(path: Path, gold: dict[str, Path]):
     """The same submission graded by the library directly, with keys (and gold) and without."""
     hw = load_homework(HOMEWORK)
     submission = load_submission(path)
-    graded = Grader(hw, load_keys(REPO / "solutions", hw), gold=gold).grade(submission)
-    checked = Grader(hw, None, self_check=True).grade(submission)
+    graded = grade_submission(assignment(hw, load_keys(REPO / "solutions", hw), gold=gold), submission)
+    checked = grade_submission(assignment(hw, None, self_check=True), submission)
     return hw, graded, checked
 
 

@@ -32,10 +32,10 @@ def test_cli_gradescope_grades_and_returns_0(gradescope, autograder_zip):
 
 
 def test_internal_error_is_reported_without_its_details_to_the_student(gradescope, autograder_zip, monkeypatch):
-    def broken(self, submission):
+    def broken(graded, submission):
         raise RuntimeError("checker exploded near the key u_a")
 
-    monkeypatch.setattr(gs_run._RecordingGrader, "grade", broken)
+    monkeypatch.setattr(gs_run, "grade_both", broken)
     root = gradescope.root(autograder_zip, {"answers.yaml": EXAMPLES / "partial.yaml"})
     assert run_gradescope(root) == 1
     data = gradescope.results(root)

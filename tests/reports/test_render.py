@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attngrade.grading import Grader
+from attngrade.grading import assignment, grade_submission
 from attngrade.keys import load_keys
 from attngrade.mathlang import parse
 from attngrade.problems import load_homework
@@ -32,8 +32,8 @@ def test_sanitizer_keeps_math_and_drops_everything_else():
 
 def test_student_text_is_escaped(data_dir):
     hw = load_homework("cs224n-w21-a5")
-    result = Grader(hw, load_keys(ROOT / "solutions", hw)).grade(
-        load_submission(data_dir / "classes/same-matrix-notations/hostile-text.yaml"))
+    result = grade_submission(assignment(hw, load_keys(ROOT / "solutions", hw)),
+                              load_submission(data_dir / "classes/same-matrix-notations/hostile-text.yaml"))
     html = render_student(result, hw)
     assert "<script>window" not in html and "<img src=x" not in html
     assert "&lt;script&gt;window.__pwned = 2&lt;/script&gt;" in html
@@ -41,8 +41,8 @@ def test_student_text_is_escaped(data_dir):
 
 def test_report_shows_rubric_for_pending_parts_and_heatmap_for_1e_ii():
     hw = load_homework("cs224n-w21-a5")
-    result = Grader(hw, load_keys(ROOT / "solutions", hw)).grade(
-        load_submission(ROOT / "examples/cs224n-w21-a5/seed-000.yaml"))
+    result = grade_submission(assignment(hw, load_keys(ROOT / "solutions", hw)),
+                              load_submission(ROOT / "examples/cs224n-w21-a5/seed-000.yaml"))
     html = render_student(result, hw)
     assert "Rubric:" in html and "pending" in html
     part = html.split('id="part-1e.ii"')[1].split("</section>")[0]

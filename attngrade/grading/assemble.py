@@ -1,0 +1,54 @@
+"""The assemble stage: each Verdict from what was read and what the checks said.
+
+No check runs here; every outcome comes from the run stage, keyed by task. Each
+part's points go through one Ledger, which every output (reports, CSV, JSON,
+Gradescope) reads, and every feedback line is rendered here, in one anatomy.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..checkers import Outcome
+from ..checkers.messages import render
+from ..records import Result, Verdict
+from .ledger import Ledger
+from .plan import Plan, PartReading, SubmissionReading
+from .tasks import TaskKey
+
+UNCHECKED = Outcome(0.0, ("read; compared with the key when your course staff grades it",), unchecked=True)
+
+
+def assemble(plan: Plan, outcomes: Mapping[TaskKey, Outcome]) -> list[Result]:
+    """One Result per entry of the plan, in its order (error rows as they are)."""
+    return [entry if isinstance(entry, Result) else result(entry, outcomes, plan.assignments[
+        entry.submission.homework].self_check) for entry in plan.entries]
+
+
+def result(reading: SubmissionReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool) -> Result:
+    verdicts = tuple(verdict(p, outcomes, self_check) for p in reading.parts)
+    homework_max = sum(p.part.points for p in reading.parts)
+    sub = reading.submission
+    return Result(student=sub.student, homework=sub.homework, score=round(sum(v.score for v in verdicts), 6),
+                  max_score=homework_max, parts=verdicts, notes=reading.notes, source=str(sub.path))
+
+
+def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool) -> Verdict:
+    if reading.verdict is not None:
+        return reading.verdict
+    part = reading.part
+    ledger = Ledger()
+    for step in reading.steps:
+        spec = part.checks[step.index]
+        ledger.expect(spec)
+        if step.blank:
+            ledger.feedback.append(f"{', '.join(step.blank)}: no answer")
+            ledger.unanswered = True
+        elif step.unchecked:
+            ledger.add(spec, UNCHECKED)
+        elif step.task is not None:
+            ledger.add(spec, outcomes[step.task])
+    feedback = [*reading.feedback, *(render(line) for line in ledger.feedback)]
+    return Verdict(part.id, round(ledger.earned, 6), part.points, ledger.status(reading.unreadable, self_check),
+                   tuple(dict.fromkeys(feedback)), reading.shown, reading.answers, ledger.evidence,
+                   reading.readings, ledger.points())

@@ -1,0 +1,67 @@
+"""An Assignment: one homework with everything grading it needs, checked up front.
+
+Made once per homework and batch, before any student is graded: a key-based check
+with no key, or a key that lacks a field a check needs, is a ConfigError for the
+instructor here, never a failure in each student's report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..checkers import REGISTRY, Context
+from ..errors import ConfigError
+from ..keys import Keys
+from ..records import Homework, Part
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A homework, its keys (None for a student's self-check) and the instructor's gold."""
+
+    homework: Homework
+    keys: Keys | None = None
+    self_check: bool = False
+    gold: Mapping[str, Path] = field(default_factory=dict)  # NAME -> Path of instructor gold files
+
+    @property
+    def id(self) -> str:
+        return self.homework.id
+
+    def context(self, part: Part, index: int) -> Context:
+        """What check `index` of `part` receives besides the answers."""
+        spec = part.checks[index]
+        keys = self.keys
+        key = None
+        if REGISTRY[spec.check].needs_key and keys is not None:
+            key = keys.answers[part.id]
+        return Context(part=part, spec=spec, key=key,
+                       explain=dict(keys.explain.get(part.id, {})) if keys else {},
+                       rubric=keys.rubrics.get(part.id) if keys else None, gold=dict(self.gold))
+
+    def compares_with_key(self, part: Part, index: int) -> bool:
+        return REGISTRY[part.checks[index].check].needs_key
+
+
+def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = False,
+               gold: Mapping[str, Path] | None = None, solutions: Any = None) -> Assignment:
+    """An Assignment whose keys cover every key-based check (or a self-check, which needs none)."""
+    if not self_check:
+        for part in homework.parts:
+            for spec in part.checks:
+                if not REGISTRY[spec.check].needs_key:
+                    continue
+                if keys is None:
+                    raise ConfigError(
+                        f"part {part.id} of {homework.id} is checked against a key, but there are no keys "
+                        f"at {solutions or 'solutions'}/{homework.id}/keys.yaml; pass --solutions DIR")
+                key = keys.answers.get(part.id)
+                lacking = [n for n in spec.fields if key is None or n not in key]
+                if lacking:
+                    raise ConfigError(f"{keys.source}: no key for part {part.id}, field(s) "
+                                      f"{', '.join(lacking)} (its {spec.check} check compares with one); "
+                                      f"add them under keys: {part.id}:")
+    return Assignment(homework=homework, keys=None if self_check else keys, self_check=self_check,
+                      gold=dict(gold or {}))

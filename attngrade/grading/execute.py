@@ -1,0 +1,114 @@
+"""The run stage: execute distinct tasks somewhere and return their outcomes.
+
+It knows nothing of submissions. An Executor takes tasks keyed by TaskKey and the
+Assignments they belong to, and returns one Outcome per task. Two live here: in
+this process (under SIGALRM) and a pool of worker processes (pebble), each task
+under a hard time limit and each worker under a memory cap. A check that hangs
+(sympy on a hostile formula) or eats memory is killed with its worker, which is
+replaced; the student gets an `invalid` verdict with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Mapping, Protocol
+
+from ..checkers import Outcome
+from .assignment import Assignment
+from .tasks import Task, TaskKey, run_task, timed_out, worker_died
+
+MEMORY_LIMIT = 2 * 1024**3  # bytes of address space per worker
+GRACE = 1.0  # seconds past the budget before the worker is killed outright
+
+
+class Executor(Protocol):
+    def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
+        ...
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Run tasks here, one after another, each under a SIGALRM budget (main thread only)."""
+
+    budget: float = 2.0
+
+    def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
+        return {key: run_task(task, assignments[key.homework], self.budget) for key, task in tasks.items()}
+
+
+@dataclass(frozen=True)
+class WorkerPool:
+    """Run tasks in `workers` processes, each task under a hard time limit.
+
+    One task on the main thread runs here (a pool costs more than it saves). Off the
+    main thread no signal can stop a check, so even one task goes to a worker.
+    """
+
+    workers: int
+    budget: float = 2.0
+    memory: int = MEMORY_LIMIT
+
+    def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
+        on_main = threading.current_thread() is threading.main_thread()
+        if not tasks:
+            return {}
+        if on_main and (self.workers <= 1 or len(tasks) <= 1):
+            return InProcess(self.budget).run(tasks, assignments)
+        from pebble import ProcessExpired, ProcessPool
+
+        needed = {key.homework: assignments[key.homework] for key in tasks}
+        outcomes: dict[TaskKey, Outcome] = {}
+        timeout = self.budget + GRACE if self.budget > 0 else None
+        with ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
+                         initargs=(self.memory, needed)) as pool:
+            futures = {key: pool.schedule(_run_in_worker, args=(task, self.budget), timeout=timeout)
+                       for key, task in tasks.items()}
+            for key, future in futures.items():
+                try:
+                    outcomes[key] = future.result()
+                except FutureTimeout:
+                    outcomes[key] = timed_out(self.budget)
+                except (ProcessExpired, MemoryError):
+                    outcomes[key] = worker_died()
+        return outcomes
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def executor(workers: int | None, budget: float) -> Executor:
+    """The local executor for `--workers N` (None: every core)."""
+    workers = default_workers() if workers is None else workers
+    return WorkerPool(workers, budget)
+
+
+def run(tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment], executor: Executor,
+        known: Mapping[TaskKey, Outcome] | None = None) -> dict[TaskKey, Outcome]:
+    """Outcome of every task; tasks whose outcome is already `known` are not run again."""
+    known = known or {}
+    todo = {key: task for key, task in tasks.items() if key not in known}
+    outcomes = executor.run(todo, assignments) if todo else {}
+    return {key: known[key] if key in known else outcomes[key] for key in tasks}
+
+
+# -- inside a worker process ------------------------------------------------------------------
+_ASSIGNMENTS: dict[str, Assignment] = {}
+
+
+def _start_worker(memory: int, assignments: Mapping[str, Assignment]) -> None:
+    _ASSIGNMENTS.clear()
+    _ASSIGNMENTS.update(assignments)
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    except (ImportError, ValueError, OSError):
+        pass  # not on this platform: the time limit still applies
+
+
+def _run_in_worker(task: Task, budget: float) -> Outcome:
+    return run_task(task, _ASSIGNMENTS[task.key.homework], budget)

@@ -1,0 +1,90 @@
+"""The points ledger of one part and the status that follows from it.
+
+One place holds the rules every output reads: the points a machine decided, the
+machine points left to course staff (a check that could not decide, test gold not
+supplied, attngrade's own failure), and the points of written (text) answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from ..checkers import Outcome
+from ..records import CheckSpec, PartPoints
+
+
+@dataclass
+class Ledger:
+    """What a part's checks said, added up."""
+
+    earned: float = 0.0
+    machine_max: float = 0.0  # points machines decide (text parts are a person's)
+    undecided: float = 0.0  # machine points a check left to a person (no gold, could not decide)
+    text: float = 0.0  # points of manual (text) checks
+    pending: bool = False
+    unchecked: bool = False
+    unanswered: bool = False
+    invalid: bool = False
+    failed: bool = False
+    feedback: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+
+    def expect(self, spec: CheckSpec) -> None:
+        """Count a check's points, whether or not it runs."""
+        if spec.check == "manual":
+            self.text += spec.points
+        else:
+            self.machine_max += spec.points
+
+    def add(self, spec: CheckSpec, outcome: Outcome) -> None:
+        self.earned += outcome.earned
+        self.feedback.extend(outcome.feedback)
+        for name, item in outcome.evidence.items():
+            if isinstance(item, list) and isinstance(self.evidence.get(name), list):
+                self.evidence[name] = self.evidence[name] + item  # e.g. integrity flags of two checks
+            else:
+                self.evidence[name] = item
+        self.pending |= outcome.pending
+        self.unchecked |= outcome.unchecked
+        self.invalid |= outcome.invalid
+        self.failed |= outcome.failed
+        if spec.check != "manual" and (outcome.unchecked or outcome.pending or outcome.failed):
+            self.undecided += spec.points - outcome.earned
+
+    def points(self) -> PartPoints:
+        return PartPoints(decided=round(self.machine_max - self.undecided, 6), staff=round(self.undecided, 6),
+                          text=round(self.text, 6))
+
+    def status(self, unreadable: bool, self_check: bool) -> str:
+        if self.failed and not (unreadable or self.invalid):
+            return "error"
+        machine_max, pending, unchecked = self.machine_max, self.pending, self.unchecked
+        if not self_check or not unchecked:
+            # Points a check could not settle (e.g. test gold absent) are for a person.
+            machine_max -= self.undecided
+            pending = pending or self.undecided > 0
+            unchecked = False
+        return status(self.earned, machine_max, unreadable or self.invalid, pending, unchecked, self.unanswered)
+
+
+def status(earned: float, machine_max: float, invalid: bool, pending: bool, unchecked: bool,
+           unanswered: bool = False) -> str:
+    if invalid:
+        return "invalid"
+    if machine_max == 0:
+        return "manual" if pending or not unanswered else "incorrect"
+    if unchecked and earned < machine_max:
+        return "unchecked"
+    if earned >= machine_max - 1e-9:
+        if unanswered:
+            return "partial"
+        return "manual" if pending else "correct"
+    return "incorrect" if earned <= 1e-9 else "partial"
+
+
+def static_points(specs: tuple[CheckSpec, ...]) -> PartPoints:
+    """The ledger of a part none of whose checks ran (missing, or not a mapping)."""
+    ledger = Ledger()
+    for spec in specs:
+        ledger.expect(spec)
+    return ledger.points()
+

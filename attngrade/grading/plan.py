@@ -1,0 +1,330 @@
+"""The plan stage: read every submission and list the distinct tasks; check nothing.
+
+Reading is memoized on the raw text (a class writes the same answers many times),
+and tasks are keyed by the canonical form of what was read, so the run stage costs
+what the class's *distinct* answers cost. The statistics of both memos are part of
+the returned Plan.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from ..checkers import REGISTRY
+from ..errors import ConfigError, SubmissionError
+from ..mathlang import Value
+from ..reading import FieldError, describe, read_field, safe_text
+from ..records import Part, Result, Submission, Verdict
+from .assignment import Assignment
+from .ledger import static_points
+from .tasks import Task, TaskKey, canonical
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CheckStep:
+    """What the plan decided for one check of one part."""
+
+    index: int
+    task: TaskKey | None = None  # the task whose outcome this check takes
+    blank: tuple[str, ...] = ()  # required fields left blank: the check does not run
+    unchecked: bool = False  # a key-based check in a self-check: read, never compared
+
+
+@dataclass(frozen=True)
+class PartReading:
+    """One part of one submission as read, before any check ran."""
+
+    part: Part
+    verdict: Verdict | None = None  # settled by reading alone (no answer, or not a mapping)
+    answers: Mapping[str, str] = field(default_factory=dict)  # field -> what was written
+    shown: Mapping[str, str] = field(default_factory=dict)  # field -> how it was read
+    readings: Mapping[str, Any] = field(default_factory=dict)  # field -> typed reading
+    feedback: tuple[str, ...] = ()  # from reading: unknown fields, parse errors, notes
+    unreadable: bool = False
+    steps: tuple[CheckStep, ...] = ()
+
+
+@dataclass(frozen=True)
+class SubmissionReading:
+    submission: Submission
+    parts: tuple[PartReading, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Stats:
+    """How much reading and checking the memos saved."""
+
+    submissions: int = 0  # submissions loaded from disk (each once)
+    reads: int = 0  # field answers read (file fields excepted: their content differs per student)
+    read_hits: int = 0  # ... of which were read before
+    checks: int = 0  # checks a part asked for
+    check_hits: int = 0  # ... whose task was already planned
+    by_check: dict = field(default_factory=dict)  # check name -> [lookups, distinct]
+
+    @property
+    def tasks(self) -> int:
+        return self.checks - self.check_hits
+
+    def count(self, check: str, hit: bool) -> None:
+        self.checks += 1
+        self.check_hits += hit
+        row = self.by_check.setdefault(check, [0, 0])
+        row[0] += 1
+        row[1] += not hit
+
+    def to_json(self) -> dict[str, Any]:
+        def rate(hits: int, total: int) -> float | None:
+            return round(hits / total, 4) if total else None
+
+        machine = [row for name, row in self.by_check.items() if name != "manual"]
+        manual = self.by_check.get("manual", [0, 0])
+        machine_lookups, machine_distinct = sum(r[0] for r in machine), sum(r[1] for r in machine)
+        return {
+            "submissions": self.submissions, "reads": self.reads, "read_hits": self.read_hits,
+            "checks": self.checks, "check_hits": self.check_hits, "tasks": self.tasks,
+            "read_hit_rate": rate(self.read_hits, self.reads), "check_hit_rate": rate(self.check_hits, self.checks),
+            "machine_checks": machine_lookups, "machine_distinct": machine_distinct,
+            "machine_check_hit_rate": rate(machine_lookups - machine_distinct, machine_lookups),
+            "manual_checks": manual[0], "manual_distinct": manual[1],
+            "manual_check_hit_rate": rate(manual[0] - manual[1], manual[0]),
+            "by_check": {name: {"lookups": r[0], "distinct": r[1]} for name, r in sorted(self.by_check.items())},
+        }
+
+
+@dataclass
+class Plan:
+    """Everything the run and assemble stages need."""
+
+    entries: list[SubmissionReading | Result] = field(default_factory=list)  # a Result: an error row
+    tasks: dict[TaskKey, Task] = field(default_factory=dict)
+    assignments: dict[str, Assignment] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
+
+
+Resolve = Callable[[str], Assignment]
+
+
+def load_all(paths: Iterable[Path], stats: Stats | None = None) -> list[Submission | Result]:
+    """Every submission under `paths`, or an error row for one that cannot be loaded."""
+    from ..submissions import discover, load_submission
+
+    items: list[Submission | Result] = []
+    for path in list(discover(list(paths))):
+        if stats is not None:
+            stats.submissions += 1
+        try:
+            items.append(load_submission(path))
+        except SubmissionError as err:
+            items.append(error_result(path, None, str(err)))
+    return items
+
+
+def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None) -> Plan:
+    """Read every submission; `resolve` gives the Assignment of a homework id.
+
+    `resolve` raises SubmissionError for a homework the submission names but nobody
+    has (that student's error row) and ConfigError for a broken homework or key
+    (the instructor's: it stops the batch before any student is graded).
+    """
+    out = Plan(stats=stats or Stats())
+    reader = _Reader(out)
+    for item in items:
+        if isinstance(item, Result):
+            out.entries.append(item)
+            continue
+        item = _unique_student(item, out.entries)
+        try:
+            if item.homework not in out.assignments:
+                out.assignments[item.homework] = resolve(item.homework)
+        except SubmissionError as err:
+            out.entries.append(error_result(item.path, item.homework, str(err), item.student))
+            continue
+        try:
+            out.entries.append(reader.submission(item, out.assignments[item.homework]))
+        except ConfigError:
+            raise
+        except Exception as err:  # noqa: BLE001 - one broken submission must not stop a class
+            log.debug("internal error reading %s", item.path, exc_info=True)
+            out.entries.append(error_result(
+                item.path, item.homework, f"{item.path}: attngrade failed on this submission "
+                f"({type(err).__name__}: {err}); course staff will grade it by hand", item.student))
+    return out
+
+
+def error_result(path: Path, homework: str | None, message: str, student: str | None = None) -> Result:
+    student = student or (path.stem if path.is_file() else path.name)
+    return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=message, source=str(path))
+
+
+def _unique_student(submission: Submission, earlier: list[SubmissionReading | Result]) -> Submission:
+    """A student id is the submission's own claim: two files claiming one id get two ids."""
+    taken = {e.student if isinstance(e, Result) else e.submission.student for e in earlier}
+    if submission.student not in taken:
+        return submission
+    n = 2
+    while f"{submission.student}-{n}" in taken:
+        n += 1
+    new = f"{submission.student}-{n}"
+    note = (f"another submission in this batch also says it is '{submission.student}'; "
+            f"this one ({submission.path}) is listed as '{new}'")
+    return replace(submission, student=new, notes=submission.notes + (note,))
+
+
+class _Reader:
+    """Reads answers into typed readings and steps, with memos shared across a plan."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.stats = plan.stats
+        self._reads: dict = {}
+        self._shown: dict = {}
+
+    def submission(self, submission: Submission, assignment: Assignment) -> SubmissionReading:
+        homework = assignment.homework
+        notes = list(submission.notes)
+        known = {p.id for p in homework.parts}
+        for pid in submission.answers:
+            if pid not in known:
+                notes.append(f"unknown part '{pid}' was not graded; this homework's parts are: "
+                             + ", ".join(p.id for p in homework.parts))
+        parts = tuple(self.part(part, submission.answers.get(part.id), submission.folder, assignment)
+                      for part in homework.parts)
+        return SubmissionReading(submission, parts, tuple(notes))
+
+    def part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment) -> PartReading:
+        raw = _with_files(part, raw, folder)
+        if _blank(raw) or raw == {}:
+            return PartReading(part, _missing(part))
+        fields = _split_fields(part, raw)
+        if fields is None:
+            names = ", ".join(f.name for f in part.fields)
+            example = "\n".join(f"  {f.name}: ..." for f in part.fields)
+            return PartReading(part, Verdict(
+                part.id, 0.0, part.points, "invalid",
+                (f"{part.id}: this part has the fields {names}; write them as a mapping:\n{part.id}:\n{example}",),
+                answers={"": safe_text(raw)}, points=static_points(part.checks)))
+        if all(_blank(v) for v in fields.values()):
+            return PartReading(part, _missing(part))
+        answers = {name: safe_text(value, 20_000) for name, value in fields.items() if value is not _UNKNOWN}
+        feedback: list[str] = []
+        unknown = [n for n, v in fields.items() if v is _UNKNOWN]
+        if unknown:
+            feedback.append(f"{part.id}: unknown field(s) {', '.join(unknown)}; this part's fields are: "
+                            + ", ".join(f.name for f in part.fields))
+        readings: dict[str, Any] = {}
+        shown: dict[str, str] = {}
+        unreadable = False
+        for f in part.fields:
+            value = fields.get(f.name)
+            if _blank(value):
+                continue
+            try:
+                readings[f.name] = self._read(assignment.id, part, f.name, value, folder)
+            except FieldError as err:
+                unreadable = True
+                feedback.append(str(err))
+                continue
+            shown[f.name] = self._describe(readings[f.name])
+            if isinstance(readings[f.name], Value):
+                feedback.extend(readings[f.name].notes)
+        steps = tuple(self._step(part, index, fields, readings, assignment) for index in range(len(part.checks)))
+        return PartReading(part, None, answers, shown, readings, tuple(feedback), unreadable, steps)
+
+    def _step(self, part: Part, index: int, fields: Mapping[str, Any], readings: Mapping[str, Any],
+              assignment: Assignment) -> CheckStep:
+        spec = part.checks[index]
+        missing = [n for n in spec.fields if n not in readings and n not in spec.optional]
+        if missing:  # unreadable fields were reported when they were read
+            return CheckStep(index, blank=tuple(n for n in missing if _blank(fields.get(n))))
+        inputs = {n: readings[n] for n in spec.fields if n in readings}
+        if assignment.self_check and REGISTRY[spec.check].needs_key:
+            return CheckStep(index, unchecked=True)
+        key = TaskKey(assignment.id, part.id, index,
+                      tuple(canonical(inputs[n]) if n in inputs else None for n in spec.fields))
+        self.stats.count(spec.check, key in self.plan.tasks)
+        self.plan.tasks.setdefault(key, Task(key, inputs))
+        return CheckStep(index, task=key)
+
+    def _read(self, homework: str, part: Part, name: str, raw: Any, folder: Path | None) -> Any:
+        if part.field(name).kind == "file":
+            return read_field(part, part.field(name), raw, folder)  # content differs per student
+        memo_key = (homework, part.id, name, type(raw).__name__,
+                    raw if isinstance(raw, (str, int, float, bool)) else safe_text(raw, 100_000))
+        self.stats.reads += 1
+        if memo_key in self._reads:
+            self.stats.read_hits += 1
+            hit = self._reads[memo_key]
+        else:
+            try:
+                hit = read_field(part, part.field(name), raw)
+            except FieldError as err:
+                hit = err
+            self._reads[memo_key] = hit
+        if isinstance(hit, FieldError):
+            raise hit
+        return hit
+
+    def _describe(self, reading: Any) -> str:
+        """How a reading is shown; printing sympy is slow, so once per distinct reading."""
+        if not isinstance(reading, Value):
+            return describe(reading)
+        key = reading.canonical
+        if key not in self._shown:
+            self._shown[key] = describe(reading)
+        return self._shown[key]
+
+
+def _missing(part: Part) -> Verdict:
+    return Verdict(part.id, 0.0, part.points, "missing", ("no answer was given",), points=static_points(part.checks))
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "<unknown field>"
+
+
+_UNKNOWN = _Unknown()
+
+
+def _split_fields(part: Part, raw: Any) -> dict[str, Any] | None:
+    """The raw answer as {field: value}; a single-field part may take the value directly.
+
+    Returns None for a multi-field part whose answer is not a mapping.
+    """
+    names = [f.name for f in part.fields]
+    if isinstance(raw, dict):
+        return {str(k): (v if str(k) in names else _UNKNOWN) for k, v in raw.items()}
+    if part.single_field:
+        return {names[0]: raw}
+    return None
+
+
+def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
+    """Add the part's files that sit in the submission folder to its answer mapping."""
+    files = [f for f in part.fields if f.kind == "file" and f.filename]
+    if not files or folder is None:
+        return raw
+    present = {f.name: f.filename for f in files
+               if (folder / f.filename).exists() or (folder / f.filename).is_symlink()}
+    if not present:
+        return raw
+    if raw is None:
+        return present
+    if not isinstance(raw, dict):
+        if part.single_field:
+            return raw
+        others = [f for f in part.fields if f.kind != "file"]
+        raw = {others[0].name: raw} if len(others) == 1 else raw
+        if not isinstance(raw, dict):
+            return raw
+    return {**present, **raw}
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())

@@ -1,0 +1,247 @@
+"""The grading pipeline end to end: plan → run → assemble, on real example submissions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attngrade import grading
+from attngrade.batch import grade_paths
+from attngrade.cli import main
+from attngrade.errors import ConfigError
+from attngrade.grading import InProcess, assignment, grade_answer, grade_submission
+from attngrade.submissions import load_submission
+
+BANKS = Path(__file__).resolve().parents[1] / "data" / "banks"
+
+
+@pytest.fixture()
+def graded(a5, a5_keys):
+    return assignment(a5, a5_keys)
+
+
+def by_part(result):
+    return {v.part: v for v in result.parts}
+
+
+def test_full_marks_example(graded, root):
+    result = grade_submission(graded, load_submission(root / "examples/cs224n-w21-a5/full-marks.yaml"))
+    parts = by_part(result)
+    for pid in ("1b", "1c.i", "1d.i", "1e.ii"):
+        assert parts[pid].status == "correct", parts[pid].feedback
+    assert parts["1e.i"].status == "manual" and parts["1e.i"].score == 2  # c2 and possible; 'why' waits
+    assert parts["1a"].status == "manual"
+    assert result.score == 13 and result.max_score == 61
+
+
+def test_seeds_get_what_a_ta_would_give(graded, root):
+    s0 = by_part(grade_submission(graded, load_submission(root / "examples/cs224n-w21-a5/seed-000.yaml")))
+    s1 = by_part(grade_submission(graded, load_submission(root / "examples/cs224n-w21-a5/seed-001.yaml")))
+    assert s0["1e.ii"].score < 4 and "c1 ≈ u_b, not u_b - u_c" in s0["1e.ii"].feedback[0]
+    assert s1["1e.ii"].score < 4 and any("c2 ≈" in line for line in s1["1e.ii"].feedback)
+    assert s0["1b"].status == "correct" and "read your row vector as the column vector q" in s0["1b"].feedback
+    assert s0["1c.i"].status == "correct" and any("mu_a" in line for line in s0["1c.i"].feedback)
+
+
+def test_invalid_is_not_incorrect(graded, root):
+    parts = by_part(grade_submission(graded, load_submission(root / "examples/cs224n-w21-a5/unreadable.yaml")))
+    assert parts["1b"].status == "invalid"
+    assert parts["1e.ii"].status == "invalid"
+    assert "(d×1)(d×1) cannot be multiplied; did you mean u_c u_d^T? (column 5)" in parts["1e.ii"].feedback[0]
+    assert parts["1e.i"].status == "invalid" and "expected yes or no, got 'maybe'" in parts["1e.i"].feedback[0]
+
+
+def test_missing_parts_and_unknown_ids_are_reported(graded, root):
+    result = grade_submission(graded, load_submission(root / "examples/cs224n-w21-a5/missing-parts.yaml"))
+    parts = by_part(result)
+    assert parts["1a"].status == "missing"
+    assert parts["1e.ii"].feedback[-1] == "Q: no answer"
+    assert any("unknown part '1f'" in note for note in result.notes)
+
+
+def test_multi_field_part_given_as_text_and_unknown_field(graded, data_dir):
+    parts = by_part(grade_submission(graded, load_submission(data_dir / "submissions/multi-field-as-string.yaml")))
+    assert parts["1e.ii"].status == "invalid"
+    assert "this part has the fields V, K, Q; write them as a mapping" in parts["1e.ii"].feedback[0]
+    assert parts["1d.i"].status == "correct"
+    assert "unknown field(s) q3" in parts["1d.i"].feedback[0]
+
+
+# -- the plan: distinct tasks, reads counted -------------------------------------------------
+def test_a_repeated_submission_adds_no_task(graded, root):
+    sub = load_submission(root / "examples/cs224n-w21-a5/full-marks.yaml")
+    once = grading.plan([sub], lambda _: graded)
+    twice = grading.plan([sub, sub], lambda _: graded)
+    assert len(twice.tasks) == len(once.tasks) > 0
+    assert twice.stats.checks == 2 * once.stats.checks
+    assert twice.stats.check_hits == once.stats.check_hits + once.stats.checks
+
+
+def test_the_same_answer_in_other_spacing_is_one_task(graded):
+    both = grading.plan([_answer(graded, "1b", "C(k_a+k_b)"), _answer(graded, "1b", r"C \left( k_a + k_b \right)")],
+                        lambda _: graded)
+    assert len(both.tasks) == 1 and both.stats.check_hits == 1
+
+
+def test_each_submission_is_read_once_per_batch(root):
+    folder = root / "examples/cs224n-w21-a5"
+    batch = grade_paths([folder], root / "solutions", workers=1)
+    assert batch.stats.submissions == len(batch.results) == 16
+    # every non-blank answer field is read exactly once (the memo counts repeats as hits)
+    fields = sum(len(v.answers) for r in batch.results for v in r.parts
+                 if v.status != "missing" and "" not in v.answers)
+    files = sum(1 for r in batch.results for v in r.parts for name in v.answers
+                if name and v.values.get(name).__class__.__name__ == "FileReading")
+    assert batch.stats.reads == fields - files
+    assert batch.stats.tasks == sum(row[1] for row in batch.stats.by_check.values())
+
+
+def test_outcomes_known_from_an_earlier_run_are_not_run_again(graded, root):
+    sub = load_submission(root / "examples/cs224n-w21-a5/partial.yaml")
+    planned = grading.plan([sub], lambda _: graded)
+
+    class Counting(InProcess):
+        calls: list = []
+
+        def run(self, tasks, assignments):
+            Counting.calls.append(len(tasks))
+            return super().run(tasks, assignments)
+
+    first = grading.run(planned.tasks, planned.assignments, Counting())
+    again = grading.run(planned.tasks, planned.assignments, Counting(), known=first)
+    assert Counting.calls == [len(planned.tasks)] and again == first
+
+
+def test_the_ledger_is_what_every_output_reads(graded, root):
+    result = grade_submission(graded, load_submission(root / "examples/cs224n-w21-a5/full-marks.yaml"))
+    parts = by_part(result)
+    assert parts["1e.i"].points.decided == 2 and parts["1e.i"].points.text > 0  # 'why' is for staff
+    assert parts["1b"].points.decided == 4 and parts["1b"].points.staff == 0
+    assert parts["1a"].points.decided == 0 and parts["1a"].points.text == parts["1a"].max_score
+
+
+def test_a_check_that_crashes_is_attngrades_error_not_manual(graded, monkeypatch):
+    from attngrade.checkers import REGISTRY
+    from attngrade.checkers.base import Check
+
+    def explode(answers, ctx):
+        raise ZeroDivisionError("inside the checker")
+
+    monkeypatch.setitem(REGISTRY, "attention_query", Check("attention_query", explode))
+    verdict = grade_answer(graded, "1b", "C(k_a+k_b)")
+    assert verdict.status == "error" and verdict.score == 0
+    assert verdict.points.staff == 4  # undecided, not the student's zero
+    assert "not a mistake in your answer" in verdict.feedback[0]
+
+
+def test_instructor_run_without_keys_is_a_config_error(a5):
+    with pytest.raises(ConfigError, match="no keys"):
+        assignment(a5, None)
+
+
+def test_self_check_never_compares_with_keys(a5, root):
+    result = grade_submission(assignment(a5, None, self_check=True),
+                              load_submission(root / "examples/cs224n-w21-a5/partial.yaml"))
+    part = by_part(result)["1e.i"]
+    assert part.status == "unchecked"
+    assert part.readings["c2"] == "u_b"
+    assert not any("expected" in line for line in part.feedback)
+
+
+def _answer(given, part, text):
+    from attngrade.records import Submission
+
+    return Submission("s", given.id, {part: text}, Path("s.yaml"))
+
+
+# -- a bank validated when it loads -------------------------------------------------------------
+BROKEN = {
+    "misspelled-param": ("library/tiny-attention.yaml, part q1, check attention_query: unknown parameter "
+                         "'positons' (did you mean 'positions'?)"),
+    "unknown-check": "library/tiny-attention.yaml, part q2: unknown check 'big_O' (did you mean 'bigO'?)",
+    "missing-key": "solutions/tiny-hw/keys.yaml: no key for part q2, field(s) cost",
+}
+
+
+@pytest.mark.parametrize("bank", sorted(BROKEN))
+def test_grade_validate_names_file_part_and_parameter(bank, capsys):
+    folder = BANKS / bank
+    assert main(["validate", str(folder), "--solutions", str(folder / "solutions")]) == 2
+    assert BROKEN[bank] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bank", sorted(BROKEN))
+def test_grade_run_refuses_a_broken_bank_before_any_student(bank, tmp_path, capsys):
+    folder = BANKS / bank
+    out = tmp_path / "out"
+    code = main(["run", str(BANKS / "tiny" / "class"), "-o", str(out), "--bank", str(folder),
+                 "--solutions", str(folder / "solutions"), "--workers", "1"])
+    assert code == 2
+    assert BROKEN[bank] in capsys.readouterr().err
+    assert not out.exists()  # no student row, no report
+
+
+def test_a_sound_bank_from_a_folder_grades_and_validates(tmp_path, capsys):
+    folder = BANKS / "tiny"
+    assert main(["validate", str(folder), "--solutions", str(folder / "solutions")]) == 0
+    stats = tmp_path / "stats.json"
+    assert main(["run", str(folder / "class"), "-o", str(tmp_path / "out"), "--bank", str(folder),
+                 "--solutions", str(folder / "solutions"), "--workers", "1", "--stats", str(stats)]) == 0
+    grades = (tmp_path / "out" / "grades.csv").read_text().splitlines()
+    assert grades[1:] == ["right,tiny-hw,2,1,3,3,", "wrong,tiny-hw,0,0,0,3,"]
+    numbers = json.loads(stats.read_text())
+    assert numbers["submissions"] == 2 and numbers["tasks"] == 4 and set(numbers["timings"]) >= {"plan", "run"}
+
+
+def test_the_bundled_bank_validates(root, capsys):
+    assert main(["validate", "--solutions", str(root / "solutions")]) == 0
+    assert capsys.readouterr().out.count(": ok (") == 5
+
+
+# -- the import graph: mathlang ← checkers ← grading ← outputs --------------------------------------
+def test_grading_imports_no_output_module():
+    code = ("import sys, attngrade.grading; "
+            "print('\\n'.join(m for m in sys.modules if m.startswith('attngrade')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    outputs = ("attngrade.reports", "attngrade.gradescope", "attngrade.batch", "attngrade.output",
+               "attngrade.overrides", "attngrade.groups", "attngrade.cli", "attngrade.terminal")
+    assert not [m for m in loaded if m.startswith(outputs)]
+
+
+LAYERS = ["mathlang", "checkers", "grading", "outputs"]
+OUTPUTS = {"reports", "gradescope", "batch", "output", "overrides", "groups", "cli", "terminal", "selfcheck"}
+
+
+def _layer(module: str) -> str | None:
+    top = module.split(".")[1] if module.count(".") >= 1 else ""
+    if top in ("mathlang", "checkers", "grading"):
+        return top
+    return "outputs" if top in OUTPUTS else None
+
+
+def test_no_module_imports_a_layer_above_its_own(root):
+    import ast
+
+    upward = []
+    for path in (root / "attngrade").rglob("*.py"):
+        module = "attngrade." + ".".join(path.relative_to(root / "attngrade").with_suffix("").parts)
+        mine = _layer(module)
+        if mine is None:
+            continue
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                target = node.module
+            else:
+                continue
+            theirs = _layer(target) if target.startswith("attngrade.") else None
+            if theirs and LAYERS.index(theirs) > LAYERS.index(mine):
+                upward.append(f"{module} imports {target}")
+    assert upward == []
