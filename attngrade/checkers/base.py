@@ -9,7 +9,6 @@ from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
-from .messages import Finding
 
 
 @dataclass(frozen=True)
@@ -20,12 +19,12 @@ class Outcome:
     run without keys (a student's self-check), which must not hint at the key;
     `invalid` an answer that could not be checked at all (e.g. past the time budget);
     `failed` a failure of attngrade itself, which is course staff's problem, never the
-    student's. `feedback` holds plain lines or structured Findings; the assemble stage
-    renders them all the same way.
+    student's. `feedback` holds plain lines or Findings (lines that keep their pieces);
+    the assemble stage renders them all the same way.
     """
 
     earned: float
-    feedback: tuple[str | Finding, ...] = ()
+    feedback: tuple[str, ...] = ()
     evidence: Mapping[str, Any] = field(default_factory=dict)
     pending: bool = False
     unchecked: bool = False

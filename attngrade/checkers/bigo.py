@@ -44,6 +44,7 @@ from ..errors import ConfigError
 from ..mathlang.display import reading
 from ..records import CheckSpec, Part
 from .base import Context, Outcome, Param
+from .messages import Finding
 
 PARAMS = (Param("loose_points", (float,)), Param("variables", (list,)))
 # Values of the variables that do not grow on a path: all above e, so log log x > 0,
@@ -440,8 +441,8 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if answer.kind == "scalar":
         notes.append(f"{name}: read {reading(answer.expr)} as {_shown(answer.expr)}")
     elif answer.kind != "bigO":
-        return Outcome(0.0, (f"{name}: expected an order of growth written as O(...); "
-                             f"your answer is a {answer.kind}",), {"order": INVALID})
+        return Outcome(0.0, (Finding(f"expected an order of growth written as O(...); your answer is a {answer.kind}",
+                                     field=name),), {"order": INVALID})
     f, g = answer.expr, key.expr
     loose_points = min(ctx.prepared["loose_points"], ctx.points)
     variables, constants = _variables(ctx, [f, g])
@@ -451,7 +452,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     evidence: dict[str, Any] = {"order": result.verdict}
 
     def wrong(message: str, earned: float = 0.0) -> Outcome:
-        feedback = [*notes, f"{name}: {message}"]
+        feedback: list[Any] = [*notes, Finding(message, field=name)]
         if ctx.explain.get(name):
             feedback.append(ctx.explain[name])
         return Outcome(earned, tuple(feedback), evidence)
@@ -462,8 +463,8 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
             notes.append(f"{name}: {what} are unnecessary inside O(...); {_shown(tidy)} says the same")
         return Outcome(ctx.points, tuple(notes), evidence)
     if result.verdict == UNDECIDED:
-        return Outcome(0.0, (*notes, f"{name}: attngrade could not compare {yours} with the expected order; "
-                                     "course staff will grade it by hand"), evidence, pending=True)
+        return Outcome(0.0, (*notes, Finding(f"attngrade could not compare {yours} with the expected order; "
+                                             "course staff will grade it by hand", field=name)), evidence, pending=True)
     if result.verdict == INVALID:
         where = orders.where(result.invalid)
         evidence["path"] = where

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .base import Context, Outcome
+from .messages import Finding
 
 
 def _say(value: Any) -> str:
@@ -20,7 +21,8 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         if answers[name] == ctx.key[name]:
             earned += share
             continue
-        feedback.append(f"{name}: you answered {_say(answers[name])}; the expected answer is {_say(ctx.key[name])}")
+        feedback.append(Finding(f"you answered {_say(answers[name])}; the expected answer is {_say(ctx.key[name])}",
+                                field=name))
         if ctx.explain.get(name):
             feedback.append(ctx.explain[name])
     return Outcome(earned, tuple(feedback))

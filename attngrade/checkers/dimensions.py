@@ -6,6 +6,7 @@ import re
 from typing import Any, Mapping
 
 from .base import Context, Outcome
+from .messages import Finding
 
 _NOISE = re.compile(r"\\mathbb\{R\}|\\R\b|ℝ|\\in|[{}()\[\]$^]|\\left|\\right")
 _SEPARATORS = re.compile(r"\\times|×|\*|,|\bx\b|\bby\b")
@@ -25,6 +26,6 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if got == want:
         return Outcome(ctx.points, ())
     if len(got) != len(want):
-        return Outcome(0.0, (f"{name}: read as {' × '.join(got) or 'nothing'}; "
-                             f"a shape with {len(want)} sizes was expected",))
-    return Outcome(0.0, (f"{name}: read as {' × '.join(got)}; not the shape of the result",))
+        return Outcome(0.0, (Finding(f"read as {' × '.join(got) or 'nothing'}; "
+                                     f"a shape with {len(want)} sizes was expected", field=name),))
+    return Outcome(0.0, (Finding(f"read as {' × '.join(got)}; not the shape of the result", field=name),))

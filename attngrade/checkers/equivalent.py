@@ -1,29 +1,41 @@
 """`equivalent`: the answer equals the key as a formula, whatever the notation.
 
-Three steps, cheapest first: sympy's expansion of the difference; evaluation at
-random instances that honour the part's assumptions (decides "different", with the
-instance as evidence); sympy's simplify on scalars under a time budget (confirms).
+Two steps, cheapest first: sympy's expansion of the difference (exact); otherwise
+evaluation at random instances that honour the part's assumptions. Agreement at every
+instance is equivalence ("numeric" in the evidence); a difference decides "not
+equivalent", and the instance where the two sides differ is kept as evidence, so
+the report can show it the way pytest's `approx` shows a mismatch.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 import sympy
 
-from ..deadline import BudgetExceeded, time_limit
 from ..mathlang.evaluate import NUMERIC, EvaluationError, evaluate
 from ..mathlang.nodes import Value
 from .base import Context, Outcome
 from .instances import random_instance
+from .messages import Finding
 
 TRIALS = 6
-SIMPLIFY_SECONDS = 1.0
+SHOWN_ENTRIES = 6  # of a vector or matrix, in the mismatch evidence
 
 
-def same_value(answer: Value, key: Value, ctx: Context) -> tuple[bool, list[str]]:
-    """Whether two readings are the same formula, and notes on lenient readings."""
+@dataclass
+class Comparison:
+    """Whether two readings are one formula, how that was decided, and what to show."""
+
+    same: bool
+    method: str  # "expansion" (exact), "numeric" (every random instance agrees), "shape", "evaluation"
+    notes: list[str] = field(default_factory=list)
+    mismatch: dict[str, Any] | None = None  # the instance where the sides differ, and both values there
+
+
+def compare(answer: Value, key: Value, ctx: Context) -> Comparison:
     notes: list[str] = []
     a, b = answer.expr, key.expr
     if answer.kind == "matrix" and key.kind == "matrix" and answer.shape != key.shape:
@@ -31,12 +43,13 @@ def same_value(answer: Value, key: Value, ctx: Context) -> tuple[bool, list[str]
             a = a.T
             notes.append("read as a column vector (you wrote a row vector)")
         else:
-            return False, [f"your answer is {answer.shape_text()}, the expected one is {key.shape_text()}"]
+            return Comparison(False, "shape", [f"your answer is {answer.shape_text()}, "
+                                               f"the expected one is {key.shape_text()}"])
     if answer.kind != key.kind:
-        return False, [f"your answer is a {answer.kind}, the expected one is a {key.kind}"]
+        return Comparison(False, "shape", [f"your answer is a {answer.kind}, the expected one is a {key.kind}"])
     try:
         if sympy.expand(a - b) == 0:
-            return True, notes
+            return Comparison(True, "expansion", notes)
     except (TypeError, ValueError, sympy.ShapeError):
         pass
     rng = np.random.default_rng(ctx.seed)
@@ -46,16 +59,27 @@ def same_value(answer: Value, key: Value, ctx: Context) -> tuple[bool, list[str]
             x = np.asarray(evaluate(a, env, dims, NUMERIC), dtype=float)
             y = np.asarray(evaluate(b, env, dims, NUMERIC), dtype=float)
         except (EvaluationError, ValueError, np.linalg.LinAlgError, OverflowError):
-            return False, notes + ["your answer could not be evaluated at test values"]
+            return Comparison(False, "evaluation", notes + ["your answer could not be evaluated at test values"])
         if x.shape != y.shape or not np.allclose(x, y, rtol=1e-7, atol=1e-9 * (1 + float(np.max(np.abs(y), initial=0)))):
-            return False, notes
-    if answer.kind == "scalar":
-        try:
-            with time_limit(SIMPLIFY_SECONDS):
-                sympy.simplify(a - b)
-        except BudgetExceeded:
-            pass  # numeric agreement at every trial stands on its own
-    return True, notes
+            return Comparison(False, "numeric", notes, _mismatch(env, x, y))
+    return Comparison(True, "numeric", notes)
+
+
+def same_value(answer: Value, key: Value, ctx: Context) -> tuple[bool, list[str]]:
+    """Whether two readings are the same formula, and notes on lenient readings."""
+    result = compare(answer, key, ctx)
+    return result.same, result.notes
+
+
+def _mismatch(env: Mapping[Any, Any], yours: np.ndarray, expected: np.ndarray) -> dict[str, Any]:
+    """The scalar values of the instance and both sides there (vectors clipped), as plain data."""
+    at = {str(s): round(float(v), 6) for s, v in env.items()
+          if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)}
+    return {"at": dict(sorted(at.items())), "yours": _entries(yours), "expected": _entries(expected)}
+
+
+def _entries(x: np.ndarray) -> list[float]:
+    return [round(float(v), 6) for v in np.ravel(x)[:SHOWN_ENTRIES]]
 
 
 def _uses(expr: Any, function: str) -> bool:
@@ -73,16 +97,19 @@ def _uses(expr: Any, function: str) -> bool:
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     (name,) = ctx.spec.fields
     answer = answers[name]
-    key = ctx.key[name]
-    same, notes = same_value(answer, key, ctx)
+    result = compare(answer, ctx.key[name], ctx)
+    decided: dict[str, Any] = {"field": name, "method": result.method}
+    if result.mismatch:
+        decided["mismatch"] = result.mismatch
+    evidence = {f"equivalent:{name}": decided}  # one entry per field: a part may check several
     required = [f for f in ctx.spec.params.get("must_use", ()) if not _uses(answer.expr, f)]
-    if same and required:
-        return Outcome(0.0, (f"{name}: equal to the expected value, but the question asks for it in terms of "
-                             f"{', '.join(required)}",) + tuple(notes))
-    if same:
-        return Outcome(ctx.points, tuple(notes))
+    if result.same and required:
+        return Outcome(0.0, (Finding("equal to the expected value, but the question asks for it in terms of "
+                                     f"{', '.join(required)}", field=name),) + tuple(result.notes), evidence)
+    if result.same:
+        return Outcome(ctx.points, tuple(result.notes), evidence)
+    feedback: list[Any] = [Finding("not equivalent to the expected answer", field=name), *result.notes]
     why = ctx.explain.get(name)
-    feedback = [f"{name}: not equivalent to the expected answer"] + notes
     if why:
         feedback.append(why)
-    return Outcome(0.0, tuple(feedback))
+    return Outcome(0.0, tuple(feedback), evidence)

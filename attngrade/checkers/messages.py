@@ -9,31 +9,31 @@ wording rules (the field prefix, the order of the pieces) live here and nowhere 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+class Finding(str):
+    """A finding, and its rendered text: it reads and compares as that text.
+
+    The pieces stay available (`field`, `what`, `got`, `needed`, `hint`) for outputs
+    that lay them out differently, such as a table in a report.
+    """
+
+    def __new__(cls, what: str, field: str | None = None, got: str | None = None, needed: str | None = None,
+                hint: str | None = None) -> "Finding":
+        text = f"{field}: {what}" if field else what
+        if got is not None and needed is not None:
+            text += f" — got {got}, needed {needed}"
+        elif got is not None:
+            text += f" — got {got}"
+        if hint:
+            text += f" — {hint}"
+        self = super().__new__(cls, text)
+        self.what, self.field, self.got, self.needed, self.hint = what, field, got, needed, hint
+        return self
 
 
-@dataclass(frozen=True)
-class Finding:
-    what: str
-    field: str | None = None
-    got: str | None = None
-    needed: str | None = None
-    hint: str | None = None
-
-    def render(self) -> str:
-        text = f"{self.field}: {self.what}" if self.field else self.what
-        if self.got is not None and self.needed is not None:
-            text += f" — got {self.got}, needed {self.needed}"
-        elif self.got is not None:
-            text += f" — got {self.got}"
-        if self.hint:
-            text += f" — {self.hint}"
-        return text
-
-
-def render(line: "str | Finding") -> str:
-    """A feedback line as the student reads it."""
-    return line.render() if isinstance(line, Finding) else line
+def render(line: str) -> str:
+    """A feedback line as the student reads it (plain text, whatever made it)."""
+    return str.__str__(line)
 
 
 INTERNAL_ERROR = ("attngrade itself failed while checking this answer ({error}); this is not a mistake in "

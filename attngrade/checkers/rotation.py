@@ -16,6 +16,7 @@ from ..mathlang.evaluate import NUMERIC, EvaluationError, evaluate
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
 from .base import Context, Outcome
+from .messages import Finding
 
 TRIALS = 8
 
@@ -42,10 +43,10 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     order = ctx.spec.params.get("order", "sin-cos")
     t_spec = table.specs.get(ctx.spec.params.get("time", "t"))
     if value.shape != (2, 2):
-        return Outcome(0.0, (f"{name}: expected a 2×2 block, got {value.shape_text()}",))
+        return Outcome(0.0, (Finding(f"expected a 2×2 block, got {value.shape_text()}", field=name),))
     if t_spec is not None and t_spec.sympy in value.expr.free_symbols:
-        return Outcome(0.0, (f"{name}: the block may depend on the frequency only, not on t: "
-                             "one matrix must work for every position",))
+        return Outcome(0.0, (Finding("the block may depend on the frequency only, not on t: "
+                                     "one matrix must work for every position", field=name),))
     rng = np.random.default_rng(ctx.seed)
     worst, worst_transposed, example = 0.0, 0.0, None
     for _ in range(TRIALS):
@@ -56,7 +57,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         try:
             block = np.asarray(evaluate(value.expr, env, {}, NUMERIC), dtype=float)
         except (EvaluationError, ValueError, TypeError) as err:
-            return Outcome(0.0, (f"{name}: the block could not be evaluated ({err})",))
+            return Outcome(0.0, (Finding(f"the block could not be evaluated ({err})", field=name),))
         now, following = _pair(order, w * t), _pair(order, w * (t + 1))
         got = block @ now
         error = float(np.max(np.abs(got - following)))
@@ -67,14 +68,15 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         return Outcome(ctx.points, ())
     first = "sin" if order == "sin-cos" else "cos"
     if worst_transposed < 1e-8:
-        return Outcome(0.0, (
-            f"{name}: this is the transpose of the block that works: it advances pairs written "
+        return Outcome(0.0, (Finding(
+            "this is the transpose of the block that works: it advances pairs written "
             f"({'cos, sin' if first == 'sin' else 'sin, cos'}), but the encoding lists "
             f"({'sin, cos' if first == 'sin' else 'cos, sin'}); with the {first} entry first the "
-            "off-diagonal signs swap places",
+            "off-diagonal signs swap places", field=name),
         ))
     w, t, got, following = example
-    return Outcome(0.0, (
-        f"{name}: at ω = {w:.3f}, t = {t:.3f} your block sends the encoding at t to "
+    return Outcome(0.0, (Finding(
+        f"at ω = {w:.3f}, t = {t:.3f} your block sends the encoding at t to "
         f"({got[0]:.4f}, {got[1]:.4f}), but the encoding at t+1 is ({following[0]:.4f}, {following[1]:.4f})",
+        field=name),
     ))

@@ -10,6 +10,7 @@ replaced; the student gets an `invalid` verdict with the reason.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -62,8 +63,12 @@ class WorkerPool:
         needed = {key.homework: assignments[key.homework] for key in tasks}
         outcomes: dict[TaskKey, Outcome] = {}
         timeout = self.budget + GRACE if self.budget > 0 else None
+        # Forked workers inherit the assignments (pages shared with the parent); others get a copy.
+        inherited = multiprocessing.get_start_method() == "fork"
+        _ASSIGNMENTS.clear()
+        _ASSIGNMENTS.update(needed)
         with ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
-                         initargs=(self.memory, needed)) as pool:
+                         initargs=(self.memory, None if inherited else needed)) as pool:
             futures = {key: pool.schedule(_run_in_worker, args=(task, self.budget), timeout=timeout)
                        for key, task in tasks.items()}
             for key, future in futures.items():
@@ -99,9 +104,10 @@ def run(tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment], ex
 _ASSIGNMENTS: dict[str, Assignment] = {}
 
 
-def _start_worker(memory: int, assignments: Mapping[str, Assignment]) -> None:
-    _ASSIGNMENTS.clear()
-    _ASSIGNMENTS.update(assignments)
+def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None) -> None:
+    if assignments is not None:
+        _ASSIGNMENTS.clear()
+        _ASSIGNMENTS.update(assignments)
     try:
         import resource
 

@@ -25,7 +25,9 @@ def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
     return {
         "id": v.part, "score": v.score, "max_score": v.max_score, "status": v.status,
         "statement": part.statement if part else "", "fields": fields, "feedback": v.feedback,
-        "rubric": evidence.get("rubric"), "heatmap": plot, "files": files,
+        "rubric": evidence.get("rubric"), "heatmap": plot, "files": files, "mismatches": [
+            info for key, info in evidence.items()
+            if key.startswith("equivalent:") and isinstance(info, dict) and info.get("mismatch")],
         "manual": bool(part and any(c.check == "manual" for c in part.checks)),
     }
 

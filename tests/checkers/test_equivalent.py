@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from attngrade.checkers import REGISTRY, Context
@@ -97,3 +99,44 @@ def test_column_softargmax():
     wrong = parse(r"V softargmax_beta(2 K^T Q)", part.table)  # a different temperature
     assert REGISTRY["equivalent"].run({"H": right}, ctx).earned == 0.5
     assert REGISTRY["equivalent"].run({"H": wrong}, ctx).earned == 0
+
+
+# -- evidence: how it was decided, and where the sides differ ------------------------------------
+def test_a_wrong_formula_keeps_the_instance_where_it_differs():
+    from attngrade import grading
+    from attngrade.keys import load_keys
+    from attngrade.problems import load_homework
+    from attngrade.reports import render_student
+    from attngrade.submissions import load_submission
+
+    root = Path(__file__).resolve().parents[2]
+    hw = load_homework("eecs182-sp23-transformers")
+    given = grading.assignment(hw, load_keys(root / "solutions", hw))
+    result = grading.grade_submission(given, load_submission(root / "examples/eecs182-sp23-transformers/"
+                                                                    "common-mistakes.yaml"))
+    wrong = [v for v in result.parts if any("not equivalent" in f for f in v.feedback)]
+    assert wrong, "the common mistakes include a formula that is not equivalent"
+    decided = [info for key, info in wrong[0].evidence.items() if key.startswith("equivalent:")
+               and info.get("mismatch")]
+    assert decided and decided[0]["method"] == "numeric"
+    mismatch = decided[0]["mismatch"]
+    assert mismatch["yours"] != mismatch["expected"]
+    html = render_student(result, hw)
+    assert "where your answer and the expected one differ" in html
+
+
+def test_an_equal_formula_says_how_it_was_decided():
+    from attngrade import grading
+    from attngrade.keys import load_keys
+    from attngrade.problems import load_homework
+
+    root = Path(__file__).resolve().parents[2]
+    hw = load_homework("eecs182-sp23-transformers")
+    given = grading.assignment(hw, load_keys(root / "solutions", hw))
+    key = given.keys.answers
+    part_id = next(p.id for p in hw.parts if p.checks[0].check == "equivalent" and len(p.fields) == 1
+                   and p.id in key)
+    field = hw.part(part_id).fields[0].name
+    verdict = grading.grade_answer(given, part_id, key[part_id][field].text)
+    assert verdict.status == "correct"
+    assert verdict.evidence[f"equivalent:{field}"]["method"] in ("expansion", "numeric")
