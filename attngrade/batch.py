@@ -82,26 +82,30 @@ def _timed(timings: dict[str, dict[str, float]], stage: str) -> Iterator[None]:
 def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Callable[[list], Iterable] = lambda xs: xs,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
-                bank: Bank = BUNDLED) -> Batch:
+                bank: Bank = BUNDLED, homework: str | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble."""
     batch = Batch()
+    passed_over: list[Path] = []
     with _timed(batch.timings, "plan"):
-        items = load_all(paths, batch.stats)
+        items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over)
         planned = plan(progress(items), resolver(solutions, gold or {}, bank), batch.stats)
     with _timed(batch.timings, "run"):
         outcomes = run_tasks(planned.tasks, planned.assignments, executor(workers, budget))
     with _timed(batch.timings, "assemble"):
         batch.results = assemble(planned, outcomes)
     batch.assignments = planned.assignments
+    if passed_over:
+        batch.messages.append("not submissions, passed over: " + ", ".join(str(p) for p in passed_over))
     return batch
 
 
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
         gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0,
-        overrides: Path | None = None, bank: Bank = BUNDLED) -> Batch:
+        overrides: Path | None = None, bank: Bank = BUNDLED, homework: str | None = None) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`."""
     progress = _progress if show_progress and sys.stderr.isatty() else (lambda xs: xs)
-    batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank)
+    batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
+                        homework=homework)
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():

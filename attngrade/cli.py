@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from .errors import EXIT_OK, EXIT_SUBMISSION_FAILED, AttngradeError, ConfigError, SubmissionError
@@ -19,7 +20,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = sub.add_parser("check", help="self-check one submission (no keys needed, none shown)")
-    check.add_argument("path", type=Path, metavar="FILE", help="a YAML answers file or a submission folder")
+    check.add_argument("path", type=Path, metavar="FILE",
+                       help="an answers file (.yaml, .ipynb, .md, .tex) or a submission folder")
+    check.add_argument("--homework", default=None, metavar="ID",
+                       help="the homework, for a file that does not name it (a notebook without metadata)")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
     check.add_argument("--budget", type=float, default=2.0, metavar="SECONDS",
                        help="time one check of one answer may take (default: 2)")
@@ -37,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="time one check of one answer may take (default: 2)")
     run.add_argument("--overrides", type=Path, default=None, metavar="FILE",
                      help="scores and comments decided by course staff (see OUT/overrides.yaml)")
+    run.add_argument("--homework", default=None, metavar="ID",
+                     help="the homework, for files that do not name it (notebooks without metadata)")
     run.add_argument("--bank", type=Path, default=None, metavar="DIR",
                      help="a problem bank folder (homeworks/ and library/) instead of the bundled one")
     run.add_argument("--stats", type=Path, default=None, metavar="FILE",
@@ -61,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
     gs = sub.add_parser("gradescope", help="grade inside a Gradescope container (what run_autograder calls)")
     gs.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder root (default: /autograder)")
 
+    assign = sub.add_parser("assign", help="write a student template of a homework (no keys, no answers)")
+    assign.add_argument("homework", help="a homework id (see `grade problems`)")
+    assign.add_argument("--format", choices=("yaml", "md", "ipynb", "tex"), default="ipynb",
+                        help="the template's format (default: ipynb)")
+    assign.add_argument("-o", "--out", type=Path, default=Path("."), help="the folder to write into")
+
     problems = sub.add_parser("problems", help="list homeworks, or the parts of one homework")
     problems.add_argument("homework", nargs="?", help="a homework id")
     return parser
@@ -79,19 +91,24 @@ def main(argv: list[str] | None = None) -> int:
             return _gradescope(args)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "assign":
+            return _assign(args)
         return _problems(args)
     except AttngradeError as err:
         print(f"grade: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `grade problems | head`: the reader has what it wanted
+        sys.stderr.close()
+        return EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
     from .selfcheck import check
 
     try:
-        result = check(args.path, budget=args.budget)
+        result = check(args.path, budget=args.budget, homework=args.homework)
     except SubmissionError as err:
         if args.json:
             print(json.dumps({"student": args.path.stem, "homework": None, "score": 0, "max_score": 0,
@@ -115,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.budget <= 0 or (args.workers is not None and args.workers < 0):
         raise ConfigError("--budget must be positive and --workers at least 0")
     batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget,
-                overrides=args.overrides, bank=_bank(args.bank))
+                overrides=args.overrides, bank=_bank(args.bank), homework=args.homework)
     if args.stats is not None:
         from .output import write_atomic
 
@@ -163,6 +180,23 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _assign(args: argparse.Namespace) -> int:
+    from .formats.write import STYLE, WRITERS
+    from .output import write_atomic
+    from .problems import load_homework
+
+    homework = load_homework(args.homework)
+    write, suffix = WRITERS[args.format]
+    target = args.out / f"{homework.id}{suffix}"
+    write_atomic(target, write(homework))
+    written = [target]
+    if args.format == "tex":
+        write_atomic(args.out / "attngrade.sty", STYLE)
+        written.append(args.out / "attngrade.sty")
+    print("wrote " + " and ".join(str(p) for p in written))
+    return EXIT_OK
+
+
 def _gold(items: list[str]) -> dict[str, Path]:
     gold = {}
     for item in items:
@@ -203,7 +237,12 @@ def _problems(args: argparse.Namespace) -> int:
         fields = ", ".join(f"{f.name}:{f.expect or f.kind}" for f in part.fields)
         symbols = ", ".join(part.table.names()) or "-"
         checks = ", ".join(c.check for c in part.checks)
-        print(f"{part.id}\t{part.points:g} pts\t{checks}\tfields {fields}\tsymbols {symbols}")
+        print(f"{part.id}\t{part.points:g} pt{'' if part.points == 1 else 's'}\t{checks}\tfields {fields}\tsymbols {symbols}")
+        if part.statement:
+            print(textwrap.fill(part.statement, width=100, initial_indent="    ", subsequent_indent="    "))
+        for f in part.fields:
+            if f.kind == "file" and f.filename:
+                print(f"    expects the file {f.filename} ({f.name})")
     return EXIT_OK
 
 

@@ -111,6 +111,7 @@ class Submission:
     path: Path
     folder: Path | None = None  # where files named by parts are looked up
     notes: tuple[str, ...] = ()
+    invalid: Mapping[str, str] = field(default_factory=dict)  # part -> why its answer cannot be graded
 
 
 @dataclass(frozen=True)

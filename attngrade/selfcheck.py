@@ -15,9 +15,9 @@ from .records import Result
 from .submissions import load_submission
 
 
-def check(path: Path, budget: float = 2.0) -> Result:
-    """Self-check one submission file or folder."""
-    submission = load_submission(path)
+def check(path: Path, budget: float = 2.0, homework: str | None = None) -> Result:
+    """Self-check one submission file or folder (`homework`: the id when the file names none)."""
+    submission = load_submission(path, homework=homework)
     try:
         homework = load_homework(submission.homework)
     except ConfigError as err:

@@ -1,19 +1,25 @@
-"""The load stage: find submissions on disk and read their YAML safely.
+"""The load stage: find submissions on disk and read them safely.
 
-A submission is a YAML file, or a folder holding one YAML file plus the files its
-parts name. YAML is read with a safe loader that also refuses aliases (the
-"billion laughs" bomb) and is size-limited before it is parsed.
+A submission is an answers file (YAML, notebook, Markdown or LaTeX; see `formats/`),
+or a folder holding one answers file plus the files its parts name. YAML is read with
+a safe loader that also refuses aliases (the "billion laughs" bomb) and is
+size-limited before it is parsed. Nothing found in a class folder is skipped without
+a word: every entry becomes a submission or an error row, and files that are clearly
+not a student's (hidden files, a Gradescope export's metadata) are listed as such.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
+import stat
 from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
 from .errors import SubmissionError
+from .formats import FORMATS, MAX_BYTES, READ, is_answers_format, read_carrier
 from .records import Submission
 
 MAX_YAML_BYTES = 2_000_000
@@ -47,18 +53,7 @@ def _decode(data: bytes, path: Path) -> str:
 
 def read_yaml(path: Path) -> Any:
     """Parse one YAML file of untrusted origin."""
-    if path.is_symlink():
-        raise SubmissionError("is a link; submit the answers file itself", path=str(path))
-    if not path.is_file():
-        raise SubmissionError("is not a regular file (a folder, pipe or device); submit the answers file itself",
-                              path=str(path))
-    size = path.stat().st_size
-    if size > MAX_YAML_BYTES:
-        raise SubmissionError(f"the file is {size} bytes; at most {MAX_YAML_BYTES} are read", path=str(path))
-    text = _decode(path.read_bytes(), path)
-    if "\x00" in text:
-        raise SubmissionError("the file contains NUL bytes: it is binary, or text saved as UTF-16/UTF-32 "
-                              "without a byte-order mark; save it as UTF-8 and submit it again", path=str(path))
+    text = _read_text(path)
     try:
         _refuse_aliases(text)
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - the safe loader (C or Python)
@@ -77,27 +72,53 @@ def read_yaml(path: Path) -> Any:
                               path=str(path)) from None
 
 
-def load_submission(path: Path) -> Submission:
-    """One submission from a YAML file or a submission folder."""
+def parse_yaml_text(text: str, place: str) -> Any:
+    """YAML embedded in another file (front matter, an attngrade block), read as safely as a YAML file."""
+    try:
+        _refuse_aliases(text)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - the safe loader (C or Python)
+    except SubmissionError as err:
+        raise SubmissionError(f"{place}: {err}") from None
+    except (ValueError, RecursionError):
+        raise SubmissionError(f"{place}: the YAML holds a number too long or nesting too deep to read") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f", line {mark.line + 1}" if mark else ""
+        raise SubmissionError(f"{place}{where}: not valid YAML ({getattr(err, 'problem', None) or err})") from None
+
+
+def load_submission(path: Path, homework: str | None = None, bank: Any = None) -> Submission:
+    """One submission from an answers file or a submission folder.
+
+    `homework` is the homework id for files that do not name one (a notebook without
+    attngrade metadata, `--homework` on the command line); `bank` where homeworks are looked up.
+    """
     folder = None
     if path.is_symlink():
         raise SubmissionError("is a link; submit the file or folder itself", path=str(path))
     if path.is_dir():
-        yamls = _yaml_files(path)
-        if len(yamls) != 1:
-            raise SubmissionError(
-                f"a submission folder holds exactly one YAML answers file; found {len(yamls)}", path=str(path)
-            )
-        folder, file = path, yamls[0]
+        folder, file = path, answers_file(path)
         default_student = path.name
     else:
         file, default_student = path, path.stem
+    if not is_answers_format(file):
+        raise SubmissionError(f"not a submission format; attngrade reads {READ} files", path=str(file))
+    if file.suffix.lower() not in YAML_SUFFIXES:
+        if bank is None:
+            from .problems import BUNDLED as bank
+        submission = read_carrier(file, _read_text(file), homework=homework, bank=bank, parse_yaml=parse_yaml_text)
+        if folder is not None:
+            student = submission.student if submission.student != file.stem else default_student
+            submission = Submission(student=student, homework=submission.homework, answers=submission.answers,
+                                    path=submission.path, folder=folder, notes=submission.notes,
+                                    invalid=submission.invalid)
+        return submission
     data = read_yaml(file)
     if not isinstance(data, dict):
         raise SubmissionError("expected a mapping with 'homework' and 'answers'", path=str(file))
     unknown = sorted(set(map(str, data)) - {"homework", "student", "answers"})
-    homework = data.get("homework")
-    if not isinstance(homework, str) or not homework.strip():
+    named = data.get("homework", homework)
+    if not isinstance(named, str) or not named.strip():
         raise SubmissionError("the file does not say which homework it answers (add 'homework: <id>')",
                               path=str(file))
     answers = data.get("answers")
@@ -109,7 +130,7 @@ def load_submission(path: Path) -> Submission:
     notes = tuple(f"unknown top-level key '{k}' was ignored" for k in unknown)
     return Submission(
         student=str(student).strip() or default_student,
-        homework=homework.strip(),
+        homework=named.strip(),
         answers={str(k): v for k, v in answers.items()},
         path=file,
         folder=folder,
@@ -117,26 +138,98 @@ def load_submission(path: Path) -> Submission:
     )
 
 
-def _yaml_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() in YAML_SUFFIXES and not p.name.startswith("."))
+def _read_text(path: Path) -> str:
+    """An answers file as text: a regular file (not a link), size-limited, decoded as UTF-8 (or by its BOM)."""
+    if path.is_symlink():
+        raise SubmissionError("is a link; submit the answers file itself", path=str(path))
+    if not path.is_file():
+        raise SubmissionError("is not a regular file (a folder, pipe or device); submit the answers file itself",
+                              path=str(path))
+    size = path.stat().st_size
+    limit = MAX_BYTES.get(path.suffix.lower(), MAX_YAML_BYTES)
+    if size > limit:
+        raise SubmissionError(f"the file is {size} bytes; at most {limit} are read", path=str(path))
+    text = _decode(path.read_bytes(), path)
+    if "\x00" in text:
+        raise SubmissionError("the file contains NUL bytes: it is binary, or text saved as UTF-16/UTF-32 "
+                              "without a byte-order mark; save it as UTF-8 and submit it again", path=str(path))
+    return text
 
 
-def discover(paths: list[Path]) -> Iterator[Path]:
+_LOOKS = {
+    "yaml": re.compile(r"""(?m)^["']?homework["']?[ \t]*:"""),
+    "heading": re.compile(r"(?im)(^|\\n|\")[ ]{0,3}#{1,6}[ \t]+answer[ \t]+\S|```+[ \t]*attngrade"),
+    "latex": re.compile(r"\\answer\b|\\attnhomework\b"),
+}
+
+
+def looks_like_answers(path: Path) -> bool:
+    """Whether a file of an answers format has answers in it (a cheap look, no parsing).
+
+    Only a regular file is opened: a named pipe would block, a device never end.
+    """
+    try:
+        if path.is_symlink() or not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES.get(path.suffix.lower(), MAX_YAML_BYTES))
+    except OSError:
+        return False
+    text = data.decode("utf-8", errors="replace")
+    suffix = path.suffix.lower()
+    kind = "yaml" if suffix in YAML_SUFFIXES else "latex" if suffix == ".tex" else "heading"
+    return _LOOKS[kind].search(text) is not None
+
+
+def answers_file(folder: Path) -> Path:
+    """The one answers file of a submission folder."""
+    found = _answers_files(folder)
+    if len(found) > 1:
+        found = [p for p in found if looks_like_answers(p)] or found
+    if len(found) != 1:
+        names = ", ".join(p.name for p in found)
+        raise SubmissionError(f"a submission folder holds exactly one answers file ({READ}); found {len(found)}"
+                              + (f": {names}" if names else ""), path=str(folder))
+    return found[0]
+
+
+def _answers_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in FORMATS and not _not_a_submission(p)
+                  and not p.is_dir())
+
+
+# Files a course tool writes next to the submissions, never a student's answers.
+NOT_SUBMISSIONS = {"submission_metadata.yml", "submission_metadata.yaml", "submission_metadata.json"}
+
+
+def _not_a_submission(path: Path) -> bool:
+    """Hidden files, an export's metadata, a README without answers: listed in the summary, not graded."""
+    if path.name.startswith(".") or path.name in NOT_SUBMISSIONS:
+        return True
+    return path.name.lower().startswith("readme") and not (is_answers_format(path) and looks_like_answers(path))
+
+
+def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
-    A folder is one submission when it holds exactly one YAML file and no
-    sub-folders; otherwise each YAML file and each sub-folder in it is one.
+    A folder is one submission when it has no sub-folders and exactly one answers file;
+    otherwise every file and sub-folder in it is one (a file that is not an answers file
+    becomes an error row that says so). Hidden files and a Gradescope export's metadata
+    go to `passed_over`, for the run summary.
     """
     for path in paths:
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             raise SubmissionError("no such file or folder", path=str(path))
-        if path.is_file():
+        if not path.is_dir() or path.is_symlink():
             yield path
             continue
-        subdirs = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-        yamls = _yaml_files(path)
-        if not subdirs and len(yamls) == 1:
+        entries = sorted(path.iterdir())
+        visible = [p for p in entries if not _not_a_submission(p)]
+        if passed_over is not None:
+            passed_over.extend(p for p in entries if p not in visible)
+        subdirs = [p for p in visible if p.is_dir() and not p.is_symlink()]
+        if not subdirs and len([p for p in visible if is_answers_format(p)]) == 1:
             yield path
             continue
-        yield from yamls
+        yield from (p for p in visible if p not in subdirs)  # files first, then folders, each sorted
         yield from subdirs

@@ -28,9 +28,7 @@ from .manifest import read_manifest
 log = logging.getLogger(__name__)
 
 MAX_FILES = 5_000  # files looked at in a submission
-_HOMEWORK_LINE = re.compile(r"""(?m)^["']?homework["']?[ \t]*:""")
 _SKIPPED_DIRS = {"__MACOSX"}
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def run_gradescope(root: Path) -> int:
@@ -85,7 +83,7 @@ def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
 
     folder = root / "submission"
     answers = find_answers(folder)
-    submission = load_submission(answers)
+    submission = load_submission(answers, homework=homework.id)
     if submission.homework != homework.id:
         raise SubmissionError(f"the file answers homework '{submission.homework}', but this assignment is "
                               f"{homework.id}; write 'homework: {homework.id}' at the top and submit it again",
@@ -129,41 +127,31 @@ def _files(folder: Path) -> list[Path]:
     return found
 
 
-def _says_homework(path: Path) -> bool:
-    try:
-        data = path.read_bytes()[:200_000]
-    except OSError:
-        return False
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        text = data.decode("utf-16", errors="replace")
-    else:
-        text = data.decode("utf-8-sig", errors="replace")
-    return _HOMEWORK_LINE.search(text) is not None
-
-
 def find_answers(folder: Path) -> Path:
-    """The one YAML answers file in the submission, however deep the student put it."""
+    """The one answers file in the submission (YAML, notebook, Markdown or LaTeX), however deep."""
+    from ..formats import READ, is_answers_format
+    from ..submissions import looks_like_answers
+
     if not folder.is_dir():
-        raise SubmissionError("no submission was found; upload your YAML answers file and submit again")
-    yamls = [p for p in _files(folder) if p.suffix.lower() in YAML_SUFFIXES]
-    if not yamls:
+        raise SubmissionError("no submission was found; upload your answers file and submit again")
+    candidates = [p for p in _files(folder) if is_answers_format(p)]
+    if not candidates:
         raise SubmissionError(
-            "your submission has no YAML answers file (a file ending in .yaml or .yml, with "
-            "'homework: <id>' and 'answers:' in it); upload it, together with any files the parts name, "
-            "and submit again")
-    answers = [p for p in yamls if _says_homework(p)]
+            f"your submission has no answers file ({READ}): a YAML file with 'homework: <id>' and 'answers:', "
+            "or the notebook, Markdown or LaTeX template your course handed out, filled in; upload it, together "
+            "with any files the parts name, and submit again")
+    answers = [p for p in candidates if looks_like_answers(p)]
     if len(answers) == 1:
         return answers[0]
     if len(answers) > 1:
         names = ", ".join(_relative(p, folder) for p in answers)
-        raise SubmissionError(f"your submission has {len(answers)} answers files with a 'homework:' line "
-                              f"({names}); submit exactly one")
-    if len(yamls) == 1:
-        return yamls[0]  # loading it says what is missing
-    names = ", ".join(_relative(p, folder) for p in yamls)
-    raise SubmissionError(f"none of the YAML files in your submission ({names}) has a 'homework:' line, so "
-                          "attngrade cannot tell which one holds your answers; add 'homework: <id>' at the "
-                          "top of your answers file and submit again")
+        raise SubmissionError(f"your submission has {len(answers)} answers files ({names}); submit exactly one")
+    if len(candidates) == 1:
+        return candidates[0]  # loading it says what is missing
+    names = ", ".join(_relative(p, folder) for p in candidates)
+    raise SubmissionError(f"none of the files in your submission ({names}) holds answers attngrade can find "
+                          "(a YAML file with 'homework: <id>', a notebook or Markdown file with '## Answer <part>' "
+                          "headings, a LaTeX file with \\answer{...}{...}); fix the answers file and submit again")
 
 
 def misplaced_files(homework: Any, answers: Path, folder: Path) -> list[str]:

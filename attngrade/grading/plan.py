@@ -8,6 +8,7 @@ the returned Plan.
 
 from __future__ import annotations
 
+import difflib
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -110,16 +111,21 @@ class Plan:
 Resolve = Callable[[str], Assignment]
 
 
-def load_all(paths: Iterable[Path], stats: Stats | None = None) -> list[Submission | Result]:
-    """Every submission under `paths`, or an error row for one that cannot be loaded."""
+def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str | None = None,
+             bank: Any = None, passed_over: list[Path] | None = None) -> list[Submission | Result]:
+    """Every submission under `paths`, or an error row for one that cannot be loaded.
+
+    `homework` is the id for files that name none; files that are clearly not a
+    student's (hidden files, an export's metadata) are added to `passed_over`.
+    """
     from ..submissions import discover, load_submission
 
     items: list[Submission | Result] = []
-    for path in list(discover(list(paths))):
+    for path in list(discover(list(paths), passed_over)):
         if stats is not None:
             stats.submissions += 1
         try:
-            items.append(load_submission(path))
+            items.append(load_submission(path, homework=homework, bank=bank))
         except SubmissionError as err:
             items.append(error_result(path, None, str(err)))
     return items
@@ -191,13 +197,19 @@ class _Reader:
         known = {p.id for p in homework.parts}
         for pid in submission.answers:
             if pid not in known:
-                notes.append(f"unknown part '{pid}' was not graded; this homework's parts are: "
+                close = difflib.get_close_matches(pid, sorted(known), n=1, cutoff=0.6)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                notes.append(f"unknown part '{pid}'{hint} was not graded; this homework's parts are: "
                              + ", ".join(p.id for p in homework.parts))
-        parts = tuple(self.part(part, submission.answers.get(part.id), submission.folder, assignment)
-                      for part in homework.parts)
+        parts = tuple(self.part(part, submission.answers.get(part.id), submission.folder, assignment,
+                                submission.invalid.get(part.id)) for part in homework.parts)
         return SubmissionReading(submission, parts, tuple(notes))
 
-    def part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment) -> PartReading:
+    def part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
+             problem: str | None = None) -> PartReading:
+        if problem is not None:  # the carrier already found it cannot be graded (two different answers)
+            return PartReading(part, Verdict(part.id, 0.0, part.points, "invalid", (problem,),
+                                             points=static_points(part.checks)))
         raw = _with_files(part, raw, folder)
         if _blank(raw) or raw == {}:
             return PartReading(part, _missing(part))

@@ -196,7 +196,7 @@ def test_empty_submission_gets_a_result_that_says_what_to_upload(gradescope, aut
     hidden = [t for t in data["tests"] if t["visibility"] == "hidden"]
     assert len(visible) == 1 and len(hidden) == 1
     assert visible[0]["status"] == "failed"
-    assert "no YAML answers file" in visible[0]["output"] and "homework: &lt;id&gt;" in visible[0]["output"]
+    assert "no answers file" in visible[0]["output"] and "homework: &lt;id&gt;" in visible[0]["output"]
     assert "is empty" in hidden[0]["output"]  # what staff see: the listing of the submission
 
 

@@ -73,12 +73,11 @@ def test_answers_for_another_homework(gradescope, autograder_zip):
 
 @pytest.mark.parametrize("files, says", [
     ({"a.yaml": "homework: cs224n-w21-a5\n", "b/c.yml": "homework: cs224n-w21-a5\n"},
-     "2 answers files with a 'homework:' line (a.yaml, b/c.yml); submit exactly one"),
+     "your submission has 2 answers files (a.yaml, b/c.yml); submit exactly one"),
     ({"a.yaml": "answers: {}\n", "b.yaml": "x: 1\n"},
-     "none of the YAML files in your submission (a.yaml, b.yaml) has a 'homework:' line"),
-    ({"answers.yaml": "answers:\n  1b: C(k_a + k_b)\n"},
-     "answers.yaml: the file does not say which homework it answers (add 'homework: <id>')"),
-    ({"answers.txt": "homework: cs224n-w21-a5\n"}, "your submission has no YAML answers file"),
+     "none of the files in your submission (a.yaml, b.yaml) holds answers attngrade can find"),
+    ({"answers.txt": "homework: cs224n-w21-a5\n"}, "your submission has no answers file"),
+    ({"answers.ipynb": "{not json"}, "answers.ipynb: not a valid notebook: line 1, column 2"),
     ({"answers.yaml": b"\xff\xfehomework"}, "answers.yaml: "),
 ])
 def test_submissions_that_cannot_be_read_say_what_to_do(gradescope, autograder_zip, files, says):
@@ -153,3 +152,22 @@ def test_visibility_comes_from_the_manifest(gradescope, autograder_zip):
     data["visibility"] = {"flags": "visible"}  # integrity flags are always for staff only
     manifest.write_text(json.dumps(data))
     assert run_gradescope(root) == 2
+
+
+def test_a_yaml_file_without_a_homework_line_answers_this_assignment(gradescope, autograder_zip):
+    root = gradescope.root(autograder_zip, {"answers.yaml": "answers:\n  1b: C(k_a + k_b)\n"})
+    assert run_gradescope(root) == 0
+    assert parts_by_number(gradescope.results(root))["1b"]["score"] == 4
+
+
+@pytest.mark.parametrize("fmt", ["md", "ipynb", "tex"])
+def test_every_carrier_is_found_and_graded(gradescope, autograder_zip, tmp_path, fmt):
+    from attngrade.formats.write import WRITERS
+    from attngrade.problems import load_homework
+
+    write, suffix = WRITERS[fmt]
+    text = write(load_homework("cs224n-w21-a5"), {"1b": "C(k_a + k_b)", "1e.i": {"c2": "u_a", "possible": False}})
+    root = gradescope.root(autograder_zip, {f"work/hw5{suffix}": text, "notes.txt": "scratch"})
+    assert run_gradescope(root) == 0
+    tests = parts_by_number(gradescope.results(root))
+    assert tests["1b"]["score"] == 4

@@ -1,0 +1,51 @@
+"""Jupyter notebooks, read with nbformat and never run: answers live in Markdown cells.
+
+Outputs, images and code cells are ignored; cell tags and metadata written by
+`grade assign` are hints only (editors such as VS Code and Colab drop them). The
+homework id comes from the notebook's `attngrade.homework` metadata when present.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import nbformat
+
+from ..errors import SubmissionError
+from ..records import Homework, Submission
+from .answers import Collected
+from .markdown import _submission, _text, collect
+
+MAX_NOTEBOOK_BYTES = 100_000_000
+
+
+def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Homework],
+                  parse_yaml: Callable[[str, str], Any]) -> Submission:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SubmissionError(f"not a valid notebook: line {err.lineno}, column {err.colno}: {err.msg}; "
+                              "open it in Jupyter and save it again", path=str(path)) from None
+    except RecursionError:
+        raise SubmissionError("not a valid notebook: nested too deeply", path=str(path)) from None
+    # A NotebookNode without schema validation: validating is slow on big outputs, and a
+    # stray output field must not cost a student the answers written in Markdown.
+    notebook = nbformat.from_dict(data) if isinstance(data, dict) else data
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        raise SubmissionError("not a notebook that attngrade can read (no list of cells; nbformat 4 is expected)",
+                              path=str(path))
+    metadata = notebook.get("metadata") or {}
+    meta = metadata.get("attngrade") if isinstance(metadata, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    homework = homework_for(_text(meta.get("homework")))
+    collected = Collected(homework)
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("markdown", "raw"):
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        collect(source, collected, lambda b, n=number: f"cell {n}, line {b.line}", parse_yaml)
+    return _submission(path, meta, homework, collected)
