@@ -12,6 +12,7 @@ is evaluated numerically, at growing scales, in high precision (scores can be β
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -26,10 +27,14 @@ from ..mathlang.display import combination
 from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
+from . import asymptotics
 from .base import Context, Outcome
 
-QUERY_SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)
-QKV_SCALES = (2, 4, 8, 16, 32, 64)
+log = logging.getLogger(__name__)
+
+QUERY_SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)  # samples: the report's evidence and a cross-check
+QKV_SCALES = (2, 4, 8, 16, 32, 64)  # the fallback when no exact limit is found
+QKV_CHECK_SCALES = (16, 64)  # the cross-check of an exact verdict
 TOLERANCE = 1e-2  # relative error of the output at the largest scale
 SATURATED = 0.99  # a weight this large means "attends to"
 
@@ -66,6 +71,12 @@ def _label(name: str) -> str:
 
 
 def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    """The limit of the weights as the free constant grows decides; samples are evidence.
+
+    The keys are orthonormal (in 1c.i the keys' variance vanishes first, so they are their
+    means), so each score is the query's exact coordinate along its key, an expression
+    in the free constant C; `asymptotics.softmax_limit` gives the limiting weights exactly.
+    """
     p = ctx.spec.params
     n = int(p["n"])
     positions = {name: int(i) - 1 for name, i in p["positions"].items()}
@@ -73,17 +84,54 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     for name, w in p["target"].items():
         target[positions[name]] = float(w)
     table = ctx.part.table
-    rng = np.random.default_rng(ctx.seed)
-    noise = float(p.get("noise", 0.0))
-    keys = np.eye(n) + np.sqrt(noise) * rng.normal(size=(n, n))  # column i is key i
-    values = rng.normal(size=(3, n))  # column i is v_i
-    env = {}
-    for name, i in positions.items():
-        env[table.specs[name].sympy] = np.eye(n)[:, i : i + 1]
-    dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
     heads = [answers[f] for f in ctx.spec.fields]
     free = _free_scalars([h.expr for h in heads], table)
     notes = []
+    if any(h.shape and h.shape[0] == 1 for h in heads):
+        notes.append("read your row vector as the column vector q")
+    sampled = _sampled_query_weights(heads, ctx, positions, n, free)
+    if isinstance(sampled, Outcome):
+        return sampled
+    evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist()}
+    try:
+        exact, constant = _exact_query_weights(heads, ctx, positions, n, free)
+    except (asymptotics.Undecided, EvaluationError, ValueError, TypeError) as err:
+        log.info("part %s: exact limit not found (%s); deciding from samples", ctx.part.id, err)
+        exact = None
+    if exact is None:  # a labelled fallback: the samples decide
+        values = np.random.default_rng(ctx.seed).normal(size=(3, n))
+        errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in sampled]
+        limit_weights = sampled[-1]
+        right = _converges(errors)
+        constant = np.allclose(sampled[0], sampled[-1], atol=1e-9)
+        notes.append("decided from the weights at growing values of the constant: attngrade could not work "
+                     "out their limit exactly for this answer")
+        evidence["method"] = "samples"
+    else:
+        limit_weights = np.array([float(w) for w in exact])
+        right = all(asymptotics.equal(w, want) for w, want in zip(exact, ctx.prepared))
+        evidence["method"] = "exact limit"
+        evidence["limit_weights"] = [str(w) for w in exact]
+        values = np.random.default_rng(ctx.seed).normal(size=(3, n))
+        errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in sampled]
+        if _converges(errors) != right:  # the samples are a cross-check, never the verdict
+            log.warning("part %s: the samples (%s) disagree with the exact limit (%s)", ctx.part.id,
+                        "right" if _converges(errors) else "wrong", "right" if right else "wrong")
+            evidence["cross_check"] = "the sampled weights disagree with the exact limit; the limit decides"
+    if right:
+        return Outcome(ctx.points, tuple(notes), evidence)
+    return _wrong_query(p, n, positions, target, limit_weights, constant, len(heads), notes, evidence, ctx)
+
+
+def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
+                           free: set) -> "list[np.ndarray] | Outcome":
+    """The heads' average weights at growing values of the constant (evidence for the report)."""
+    table = ctx.part.table
+    rng = np.random.default_rng(ctx.seed)
+    noise = float(ctx.spec.params.get("noise", 0.0))
+    keys = np.eye(n) + np.sqrt(noise) * rng.normal(size=(n, n))  # column i is key i
+    env = {table.specs[name].sympy: np.eye(n)[:, i : i + 1] for name, i in positions.items()}
+    dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
     weights_by_scale = []
     for s in QUERY_SCALES:
         scaled = {**env, **{c: s for c in free}}
@@ -97,17 +145,40 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                 return Outcome(0.0, ("your query is not finite when the constant grows",))
             ws.append(_softmax(keys.T @ q))
         weights_by_scale.append(np.mean(ws, axis=0))
-    if any(h.shape and h.shape[0] == 1 for h in heads):
-        notes.append("read your row vector as the column vector q")
-    errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in weights_by_scale]
-    final = weights_by_scale[-1]
-    evidence = {"weights": final.round(4).tolist(), "target_weights": target.tolist(), "errors": errors}
-    if _converges(errors):
-        return Outcome(ctx.points, tuple(notes), evidence)
+    return weights_by_scale
+
+
+def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
+                         free: set) -> tuple[list[Any], bool]:
+    """The heads' average limiting weights, exactly, and whether they do not depend on the constant."""
+    table = ctx.part.table
+    t = asymptotics.growth()
+    env: dict[Any, Any] = {}
+    for name, i in positions.items():
+        unit = sympy.zeros(n, 1)
+        unit[i] = 1
+        env[table.specs[name].sympy] = sympy.ImmutableMatrix(unit)
+    env.update({c: t for c in free})
+    dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
+    total = [sympy.Integer(0)] * n
+    constant = True
+    for head in heads:
+        q = evaluate(head.expr, env, dims, EXACT)
+        scores = list(q) if isinstance(q, sympy.MatrixBase) else [q]
+        if len(scores) != n:
+            raise asymptotics.Undecided(f"a query of {len(scores)} entries against {n} keys")
+        constant &= not any(t in sympy.sympify(x).free_symbols for x in scores)
+        weights = asymptotics.softmax_limit(scores, t)
+        total = [a + b for a, b in zip(total, weights.values)]
+    return [w / len(heads) for w in total], constant
+
+
+def _wrong_query(p: Mapping[str, Any], n: int, positions: Mapping[str, int], target: np.ndarray,
+                 final: np.ndarray, constant: bool, heads: int, notes: list[str], evidence: dict,
+                 ctx: Context) -> Outcome:
     names = {i: name for name, i in positions.items()}
     on_target = [positions[name] for name in p["target"]]
     described = _describe_weights(final, names)
-    constant = np.allclose(weights_by_scale[0], final, atol=1e-9)
     others = [w for i, w in enumerate(final) if i not in on_target]
     right_shape = (
         np.allclose(final[on_target], final[on_target][0], atol=1e-6)
@@ -133,7 +204,7 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                   else "the rest spread over the other values")
         limit = spread if limit == "0" else f"{limit} + {spread}"
     want = _blend({_label(name): float(w) for name, w in p["target"].items()})
-    head_word = "the heads' average weights" if len(heads) > 1 else "the weights"
+    head_word = "the heads' average weights" if heads > 1 else "the weights"
     return Outcome(
         0.0,
         (f"with your q, {head_word} tend to {described}, so c → {limit}, not {want}",) + tuple(notes),
@@ -222,7 +293,8 @@ def prepare_qkv(p: Mapping[str, Any], part: Part, spec: CheckSpec) -> _QKVSetup:
     )
 
 
-def prepare_query(p: Mapping[str, Any], part: Part, spec: CheckSpec) -> None:
+def prepare_query(p: Mapping[str, Any], part: Part, spec: CheckSpec) -> tuple:
+    """The target weights, exactly (0.5 is 1/2), one per key position."""
     n = int(p["n"])
     for name, i in p["positions"].items():
         if name not in part.table.specs:
@@ -232,9 +304,24 @@ def prepare_query(p: Mapping[str, Any], part: Part, spec: CheckSpec) -> None:
     unknown = set(p["target"]) - set(p["positions"])
     if unknown:
         raise ConfigError(f"target names {sorted(unknown)}, which have no position")
+    exact = [sympy.Integer(0)] * n
+    for name, w in p["target"].items():
+        exact[int(p["positions"][name]) - 1] = sympy.Rational(str(w))
+    if sum(exact) != 1:
+        raise ConfigError(f"the target weights add up to {sum(exact)}, not 1")
+    return tuple(exact)
 
 
 def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    """The exact limits of the outputs decide; samples at growing β are a cross-check.
+
+    q_i, k_j, v_j and the scores are exact expressions in β (and the free constant C).
+    Along each growth path (β = t, C = t; β = t², C = t; β = t, C = t²) the limiting
+    weights come from `asymptotics.softmax_limit`, and c_i → target_i when the relative
+    error of the limiting mix, ‖Σ_j W_ij v_j − target_i‖ / ‖target_i‖, tends to 0 (the
+    weights' own convergence is checked against the values' growth). Where the analysis
+    cannot follow an answer, the samples decide, and the feedback says so.
+    """
     p = ctx.spec.params
     setup: _QKVSetup = ctx.prepared
     coords = setup.coords
@@ -253,33 +340,59 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     # β and the free constant must each be free to grow: the property has to hold whether
     # C outgrows β or β outgrows C, not only when they happen to be equal.
     paths = [(1, 1), (2, 1), (1, 2)] if free else [(1, 1)]
-    runs = []
+    notes: list[str] = []
+    try:
+        exact = [_exact_path(v, scores, targets, required_values, coords.beta, free, rates) for rates in paths]
+    except (asymptotics.Undecided, TypeError, ValueError, ZeroDivisionError) as err:
+        log.info("part %s: exact limit not found (%s); deciding from samples", ctx.part.id, err)
+        exact = None
     try:
         with mpmath.workdps(40):  # scores can be β⁶: double precision would round the softmax to 0/1
-            for beta_rate, c_rate in paths:
-                runs.append(_follow(v, scores, targets, required_values, coords.beta, free, beta_rate, c_rate))
+            # With an exact verdict the samples are only a cross-check: one path, two scales.
+            sample_paths, scales = (paths, QKV_SCALES) if exact is None else (paths[:1], QKV_CHECK_SCALES)
+            runs = [_follow(v, scores, targets, required_values, coords.beta, free, b, c, scales)
+                    for b, c in sample_paths]
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
-        return Outcome(0.0, (f"your matrices do not give finite attention weights as β grows ({err})",))
-    failing = [r for r in runs if not all(_converges(e) for e in r.errors.values())]
-    run = failing[0] if failing else runs[0]
-    weights_at, errors = run.weights, run.errors
-    value_errors = {j: [0.0] if all(_converges(r.value_errors[j]) for r in runs) else [math.inf]
-                    for j in required_values}
-    final = weights_at[-1]
-    evidence = {
+        if exact is None:
+            return Outcome(0.0, (f"your matrices do not give finite attention weights as β grows ({err})",))
+        runs = []
+    if exact is None:
+        notes.append("decided from the outputs at growing β: attngrade could not work out their limit "
+                     "exactly for this answer")
+        failing = [r for r in runs if not all(_converges(e) for e in r.errors.values())]
+        run = failing[0] if failing else runs[0]
+        final = run.weights[-1]
+        outputs_ok = {i: _converges(run.errors[i]) for i in targets}
+        values_ok = all(_converges(r.value_errors[j]) for r in runs for j in required_values)
+        routing = lambda i, j: final[i - 1][j - 1] >= SATURATED  # noqa: E731
+        method = "samples"
+    else:
+        failing = [e for e in exact if not all(e.outputs_ok.values())]
+        chosen = failing[0] if failing else exact[0]
+        final = chosen.final
+        outputs_ok = chosen.outputs_ok
+        values_ok = all(all(e.values_ok.values()) for e in exact)
+        routing = lambda i, j: all(asymptotics.equal(e.weights[i - 1].values[j - 1], 1) for e in exact)  # noqa: E731
+        method = "exact limit"
+        sampled_right = bool(runs) and all(_converges(errs) for errs in runs[0].errors.values())
+        if runs and sampled_right != all(all(e.outputs_ok.values()) for e in exact):
+            log.warning("part %s: the samples (%s) disagree with the exact limit (%s)", ctx.part.id,
+                        "right" if sampled_right else "wrong", "wrong" if sampled_right else "right")
+    evidence: dict[str, Any] = {
         "weights": [[round(w, 4) for w in row] for row in final],
         "queries": [coords.show(x) for x in q],
         "keys": [coords.show(x) for x in k],
         "values": [coords.show(x) for x in v],
         "target_weights": _target_weights(p, len(X)),
+        "method": method,
     }
-    if all(_converges(errs) for errs in errors.values()):
-        return Outcome(ctx.points, (), evidence)
+    if all(outputs_ok.values()):
+        return Outcome(ctx.points, tuple(notes), evidence)
 
     feedback = []
     attend = {int(i): int(j) for i, j in ((p.get("partial", {}).get("routing") or {}).get("attend") or {}).items()}
     for i, t in targets.items():
-        if _converges(errors[i]):
+        if outputs_ok[i]:
             continue
         row = final[i - 1]
         c_limit = _limit_output(row, v, coords)
@@ -298,17 +411,54 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
             )
     earned = 0.0
     partial = p.get("partial", {})
-    if "values" in partial:
-        if all(_converges(e) for e in value_errors.values()):
-            earned += ctx.scaled(partial["values"]["points"])
-            shown = " and ".join(f"v{j} = {coords.show(required_values[j])}" for j in sorted(required_values))
-            feedback.append(f"credit for V: it gives {shown} as needed")
-    if "routing" in partial and attend:
-        if all(final[i - 1][j - 1] >= SATURATED for i, j in attend.items()):
-            earned += ctx.scaled(partial["routing"]["points"])
-            shown = " and ".join(f"query {i} to x{j}" for i, j in sorted(attend.items()))
-            feedback.append(f"credit for Q and K: they send {shown} as needed")
-    return Outcome(min(earned, ctx.points), tuple(feedback), evidence)
+    if "values" in partial and values_ok:
+        earned += ctx.scaled(partial["values"]["points"])
+        shown = " and ".join(f"v{j} = {coords.show(required_values[j])}" for j in sorted(required_values))
+        feedback.append(f"credit for V: it gives {shown} as needed")
+    if "routing" in partial and attend and all(routing(i, j) for i, j in attend.items()):
+        earned += ctx.scaled(partial["routing"]["points"])
+        shown = " and ".join(f"query {i} to x{j}" for i, j in sorted(attend.items()))
+        feedback.append(f"credit for Q and K: they send {shown} as needed")
+    return Outcome(min(earned, ctx.points), tuple(feedback) + tuple(notes), evidence)
+
+
+@dataclass
+class _ExactPath:
+    """Exact limits along one way of letting β (and the free constant) grow."""
+
+    weights: list  # asymptotics.Weights per query
+    final: list  # the limiting weights as floats, per query
+    outputs_ok: dict  # target index -> c_i tends to its target
+    values_ok: dict  # required value index -> v_j tends to it
+
+
+def _exact_path(v: Sequence[Any], scores: Sequence[Sequence[Any]], targets: Mapping[int, Any],
+                required_values: Mapping[int, Any], beta: Any, free: set, rates: tuple[int, int]) -> _ExactPath:
+    t = asymptotics.growth()
+    beta_rate, c_rate = rates
+    subs = {beta: t**beta_rate, **{c: t**c_rate for c in free}}
+    values = [vec.subs(subs) for vec in v]
+    weights = [asymptotics.softmax_limit([sc.subs(subs) for sc in row], t) for row in scores]
+    outputs_ok = {}
+    for i, target in targets.items():
+        goal = target.subs(subs)
+        size = sum(x**2 for x in goal)
+        row = weights[i - 1]
+        if not row.fast:
+            # The weights settle slowly: a value growing faster than the target could still
+            # leak into c_i through them. Only bounded values are safe then.
+            for vec in values:
+                if asymptotics.degree(sum(x**2 for x in vec) / size, t) > 0:
+                    raise asymptotics.Undecided("weights settle slowly next to a large value")
+        mix = sum((w * vec for w, vec in zip(row.values, values)), sympy.zeros(goal.rows, 1)) - goal
+        outputs_ok[i] = asymptotics.limit(sum(x**2 for x in mix) / size, t) == 0
+    values_ok = {}
+    for j, want in required_values.items():
+        goal = want.subs(subs)
+        miss = values[j - 1] - goal
+        values_ok[j] = asymptotics.limit(sum(x**2 for x in miss) / sum(x**2 for x in goal), t) == 0
+    final = [[float(w) for w in row.values] for row in weights]
+    return _ExactPath(weights, final, outputs_ok, values_ok)
 
 
 @dataclass
@@ -321,10 +471,11 @@ class _Path:
 
 
 def _follow(v: Sequence[Any], scores: Sequence[Sequence[Any]], targets: Mapping[int, Any],
-            required_values: Mapping[int, Any], beta: Any, free: set, beta_rate: int, c_rate: int) -> _Path:
+            required_values: Mapping[int, Any], beta: Any, free: set, beta_rate: int, c_rate: int,
+            scales: Sequence[int] = QKV_SCALES) -> _Path:
     """Evaluate the outputs at growing scales, with β = s^beta_rate and C = s^c_rate."""
     path = _Path(errors={i: [] for i in targets}, value_errors={j: [] for j in required_values})
-    for s in QKV_SCALES:
+    for s in scales:
         subs = {beta: s**beta_rate, **{c: s**c_rate for c in free}}
         numeric_v = [[_numeric(x, subs) for x in vec] for vec in v]
         weights = []

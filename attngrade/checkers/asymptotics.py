@@ -1,0 +1,168 @@
+"""Exact limits as one growth parameter t goes to infinity: scores, softmax weights, outputs.
+
+Attention answers are graded by what their outputs tend to. The scores of the bank's
+attention problems are exact expressions in the growing constants (polynomials in β
+and C, sometimes with logs or roots), so the limit is decided from the expressions,
+not from samples: a term that dominates eventually dominates however small its
+coefficient, and a scale that grows slowly (log C) still grows.
+
+- `limit(expr, t)`: rational functions by their degrees and leading coefficients;
+  anything else by sympy's `limit` under a time budget. What neither settles raises
+  `Undecided`; the caller then says so (and may fall back to sampling, labelled).
+- `softmax_limit(scores, t)`: the limiting softmax weights. Scores whose differences
+  to the largest tend to a finite L share the weight as exp(L) (ties share equally);
+  the others get 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import sympy
+
+from ..deadline import BudgetExceeded, time_limit
+
+LIMIT_SECONDS = 0.5  # one sympy limit, for what the rational analysis cannot follow
+EQUAL_DIGITS = 40  # exact constants are compared at this many digits
+
+
+class Undecided(Exception):
+    """The exact analysis cannot settle this limit."""
+
+
+def growth(name: str = "t") -> sympy.Symbol:
+    return sympy.Symbol(name, positive=True)
+
+
+def _rational_parts(expr: Any, t: sympy.Symbol) -> tuple[sympy.Poly, sympy.Poly] | None:
+    if expr.is_polynomial(t):  # most scores: no division to cancel
+        return sympy.Poly(expr, t), sympy.Poly(1, t)
+    num, den = sympy.fraction(sympy.cancel(sympy.together(expr)))
+    if num.is_polynomial(t) and den.is_polynomial(t):
+        return sympy.Poly(num, t), sympy.Poly(den, t)
+    return None
+
+
+def _terms(expr: Any, t: sympy.Symbol) -> dict | None:
+    """{power: coefficient} of a sum of c·t^k terms (k a number, c free of t), else None.
+
+    The cheap exact path for the common case (scores are polynomials in the constants).
+    """
+    out: dict = {}
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        coef, power = term.as_coeff_exponent(t)
+        if t in coef.free_symbols or not power.is_number:
+            return None
+        out[power] = out.get(power, 0) + coef
+    return {k: v for k, v in out.items() if v != 0}
+
+
+def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
+    """lim_{t→∞} expr: a number, oo or -oo; raises Undecided otherwise."""
+    expr = sympy.sympify(expr)
+    if t not in expr.free_symbols:
+        return _constant(expr)
+    terms = _terms(expr, t)
+    if terms is not None:
+        if not terms:
+            return sympy.Integer(0)
+        top = max(terms)
+        lead = _constant(terms[top])
+        if top > 0:
+            return sympy.oo if lead > 0 else -sympy.oo
+        return lead if top == 0 else sympy.Integer(0)
+    parts = _rational_parts(expr, t)
+    if parts is not None:
+        num, den = parts
+        if num.is_zero:
+            return sympy.Integer(0)
+        lead = _constant(num.LC() / den.LC())
+        if num.degree() > den.degree():
+            return sympy.oo if lead > 0 else -sympy.oo
+        if num.degree() == den.degree():
+            return lead
+        return sympy.Integer(0)
+    try:
+        with time_limit(seconds):
+            value = sympy.limit(expr, t, sympy.oo)
+    except BudgetExceeded:
+        raise Undecided(f"no limit of {expr} within {seconds:g} s") from None
+    except Exception as err:  # noqa: BLE001 - sympy raises many kinds on what it cannot do
+        raise Undecided(f"no limit of {expr} ({type(err).__name__})") from None
+    if value in (sympy.oo, -sympy.oo):
+        return value
+    return _constant(value)
+
+
+def _constant(value: Any) -> Any:
+    if value.free_symbols or value.has(sympy.zoo, sympy.nan, sympy.AccumBounds):
+        raise Undecided(f"{value} is not a number")
+    if value.is_real is False:
+        raise Undecided(f"{value} is not real")
+    return value
+
+
+def degree(expr: Any, t: sympy.Symbol) -> Any:
+    """The power of t that `expr` grows like, for a rational function of t (else Undecided)."""
+    terms = _terms(expr, t) if t in expr.free_symbols else {0: expr}
+    if terms is not None:
+        return max(terms) if terms else -sympy.oo
+    parts = _rational_parts(expr, t)
+    if parts is None:
+        raise Undecided(f"{expr} is not a rational function of {t}")
+    num, den = parts
+    if num.is_zero:
+        return -sympy.oo
+    return num.degree() - den.degree()
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The limiting softmax weights of one row of scores, and how fast they settle."""
+
+    values: tuple  # exact weights, summing to 1
+    top: tuple[int, ...]  # the indices that keep weight
+    fast: bool  # every other weight decays like exp(-t^k), k > 0, and the top's gaps are exact constants
+
+
+def softmax_limit(scores: Sequence[Any], t: sympy.Symbol) -> Weights:
+    """lim_{t→∞} softmax(scores), exactly; raises Undecided where the analysis cannot follow."""
+    scores = [sympy.sympify(s) for s in scores]
+    top = 0
+    for i in range(1, len(scores)):
+        if limit(scores[i] - scores[top], t) == sympy.oo:
+            top = i
+    gaps = [_tidy(s - scores[top], t) for s in scores]
+    limits = [limit(g, t) for g in gaps]
+    if any(L == sympy.oo for L in limits):
+        raise Undecided("the scores have no largest one")
+    keep = tuple(i for i, L in enumerate(limits) if L != -sympy.oo)
+    total = sum(sympy.exp(limits[i]) for i in keep)
+    values = tuple(sympy.exp(limits[i]) / total if i in keep else sympy.Integer(0) for i in range(len(scores)))
+    fast = all(t not in gaps[i].free_symbols for i in keep) and all(
+        _decays_polynomially(gaps[i], t) for i in range(len(scores)) if i not in keep)
+    return Weights(values, keep, fast)
+
+
+def _tidy(expr: Any, t: sympy.Symbol) -> Any:
+    """A difference of scores with what cancels cancelled (cheaply for polynomials)."""
+    if t not in expr.free_symbols:
+        return expr
+    return sympy.expand(expr) if expr.is_polynomial(t) else sympy.cancel(sympy.together(expr))
+
+
+def _decays_polynomially(gap: Any, t: sympy.Symbol) -> bool:
+    try:
+        return degree(gap, t) > 0
+    except Undecided:
+        return False
+
+
+def equal(a: Any, b: Any) -> bool:
+    """Two exact constants are equal (compared at EQUAL_DIGITS digits when sympy cannot tell)."""
+    difference = sympy.sympify(a) - sympy.sympify(b)
+    if difference == 0:
+        return True
+    value = sympy.N(difference, EQUAL_DIGITS + 10)
+    return bool(abs(value) < sympy.Float(10) ** (-EQUAL_DIGITS))
