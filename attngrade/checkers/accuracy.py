@@ -57,7 +57,8 @@ Params (all optional except as noted)
 * `pass_line`: a fraction of 1 (0.10 for 10%); the pass-line share is earned when the
   recomputed accuracy is at least this. Absent: no threshold, no share.
 * `reported`: a `number` field with the accuracy the student reports for this file;
-  it must agree with the recomputed k/N within one prediction (|reported - k/N| <= 1/N),
+  it must equal the recomputed k/N to the places it is written in (9/500 may be 1.8%, 1.80,
+  0.018 or 2%, rounded or cut off; a ratio must be k/N itself),
   under any reading of the number (`NumberReading.fractions()`: 26.6, 26.6%, 0.266,
   133/500).
 * `baseline`: a `number` field with the accuracy of always predicting "London" on the
@@ -270,8 +271,27 @@ def locate(predictions: list[str], gold: tuple[str, ...]) -> str | None:
 
 # -- numbers ------------------------------------------------------------------------
 def agrees(reading: NumberReading, k: int, n: int) -> bool:
-    """The reported number is k/n give or take one prediction, under some reading."""
-    return any(abs(f - k / n) <= 1 / n + EPS for f in reading.fractions())
+    """The reported number is k/n as the student rounded it (or cut it off), under some reading.
+
+    9/500 may be written 1.8%, 1.80, 2% or 0.018: each is k/n to the places written. A
+    ratio such as 9/500 must be k/n itself.
+    """
+    if reading.ratio:
+        return abs(reading.value - k / n) <= EPS
+    step = 10.0 ** -_decimals(reading.text)
+    units = (100.0,) if reading.percent_sign else (1.0, 100.0)
+    for unit in units:
+        true = unit * k / n
+        if abs(reading.value - true) <= step / 2 + 1e-9 or 0 <= true - reading.value < step - 1e-12:
+            return True
+    return False
+
+
+def _decimals(text: str) -> int:
+    """Places after the decimal point as written: '1.80%' has 2, '2' has 0, '1.8e-2' has 2."""
+    mantissa, _, exponent = text.strip().rstrip("%").strip().lower().partition("e")
+    places = len(mantissa.partition(".")[2])
+    return max(0, places - int(exponent)) if exponent.lstrip("+-").isdigit() else places
 
 
 def whole_count(reading: NumberReading, n: int) -> bool:
@@ -439,7 +459,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                     feedback.append(f"{field} {number.text}: agrees with the file's {k}/{n} = {pct(k, n)}")
                 else:
                     feedback.append(f"{field} {number.text} does not match the file, which scores "
-                                    f"{k}/{n} = {pct(k, n)}; they must agree within one prediction (1/{n})")
+                                    f"{k}/{n} = {pct(k, n)}; they must agree to the places you wrote")
             elif aligned:
                 unchecked = True
                 feedback.append(f"{field} {number.text}: compared with the file when course staff score it")

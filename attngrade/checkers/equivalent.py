@@ -94,6 +94,36 @@ def _uses(expr: Any, function: str) -> bool:
     return False
 
 
+def depends_on(expr: Any, function: str, ctx: Context) -> bool:
+    """Whether the value of `expr` changes when the declared function is swapped for another.
+
+    `must_use` asks for an answer in terms of a function; writing its name in a term that
+    cancels is not using it. Where the function cannot be swapped (no numeric meaning), the
+    name decides.
+    """
+    if not _uses(expr, function):
+        return False
+    rng = np.random.default_rng(ctx.seed + 1)
+    for _ in range(3):
+        env, dims = random_instance(ctx.table, [expr], rng)
+        key = ("function", function)
+        if key not in env:
+            return True
+        original = env[key]
+
+        def other(*args: Any, f: Any = original) -> Any:
+            return 1.37 * np.asarray(f(*args), dtype=float) + 0.21
+
+        try:
+            base = np.asarray(evaluate(expr, env, dims, NUMERIC), dtype=float)
+            swapped = np.asarray(evaluate(expr, {**env, key: other}, dims, NUMERIC), dtype=float)
+        except (EvaluationError, ValueError, np.linalg.LinAlgError, OverflowError, TypeError):
+            return True  # cannot tell by value: the name stands
+        if base.shape != swapped.shape or not np.allclose(base, swapped, rtol=1e-9, atol=1e-12):
+            return True
+    return False
+
+
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     (name,) = ctx.spec.fields
     answer = answers[name]
@@ -102,7 +132,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if result.mismatch:
         decided["mismatch"] = result.mismatch
     evidence = {f"equivalent:{name}": decided}  # one entry per field: a part may check several
-    required = [f for f in ctx.spec.params.get("must_use", ()) if not _uses(answer.expr, f)]
+    required = [f for f in ctx.spec.params.get("must_use", ()) if not depends_on(answer.expr, f, ctx)]
     if result.same and required:
         return Outcome(0.0, (Finding("equal to the expected value, but the question asks for it in terms of "
                                      f"{', '.join(required)}", field=name),) + tuple(result.notes), evidence)

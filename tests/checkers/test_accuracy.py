@@ -69,7 +69,7 @@ def test_parachutel_dev_accuracies(filename, correct, shown):
     assert "flags" not in outcome.evidence
 
 
-@pytest.mark.parametrize("reported", ["26.6%", "26.6", "0.266", "133/500", "26.4%", "26.8"])
+@pytest.mark.parametrize("reported", ["26.6%", "26.6", "0.266", "133/500", "27%", "26%", "0.27", "26.60 %"])
 def test_reported_accuracy_that_agrees(reported):
     outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": reported})
     assert outcome.earned == 6.0  # file 3 + reported 3
@@ -81,18 +81,19 @@ def test_reported_accuracy_that_does_not_agree():
     outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": "30%"})
     assert outcome.earned == 3.0  # the file's share only
     assert ("accuracy 30% does not match the file, which scores 133/500 = 26.6%; "
-            "they must agree within one prediction (1/500)") in outcome.feedback
+            "they must agree to the places you wrote") in outcome.feedback
     assert "flags" not in outcome.evidence  # 30% is 150/500: a possible count
 
 
-def test_reported_accuracy_off_by_two_predictions_is_rejected():
-    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": "27.0%"})
+@pytest.mark.parametrize("reported", ["27.0%", "26.4%", "26.8", "0.265", "134/500", "26.7%"])
+def test_reported_accuracy_that_is_off_at_the_places_written_is_rejected(reported):
+    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": reported})
     assert outcome.earned == 3.0
 
 
 def test_reported_accuracy_that_is_no_count_of_500_is_flagged_not_told():
     outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": "26.63%"})
-    assert outcome.earned == 6.0  # within one prediction, so it still agrees
+    assert outcome.earned == 3.0  # 26.60% is what 133/500 is, to two places
     assert outcome.evidence["flags"] == [
         "2x: reported accuracy 26.63% is not k/500 for any whole k, so it was not computed from 500 predictions"
     ]

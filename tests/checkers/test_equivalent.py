@@ -140,3 +140,23 @@ def test_an_equal_formula_says_how_it_was_decided():
     verdict = grading.grade_answer(given, part_id, key[part_id][field].text)
     assert verdict.status == "correct"
     assert verdict.evidence[f"equivalent:{field}"]["method"] in ("expansion", "numeric")
+
+
+# -- must_use: the answer depends on the function, not just names it -------------------------------------
+@pytest.mark.parametrize("answer, uses", [
+    (r"exp(\|q\|^2/(2 sigma^2)) K_Gauss(q, k) exp(\|k\|^2/(2 sigma^2))", True),
+    (r"exp(q^T k / sigma^2) + \log(\exp(K_Gauss(q, k))) - K_Gauss(q, k)", False),  # named, then cancelled
+    (r"exp(q^T k / sigma^2)", False),
+])
+def test_must_use_means_the_value_depends_on_the_function(answer, uses):
+    from attngrade import grading
+    from attngrade.keys import load_keys
+    from attngrade.problems import load_homework
+
+    root = Path(__file__).resolve().parents[2]
+    hw = load_homework("eecs182-fa22-hw8")
+    given = grading.assignment(hw, load_keys(root / "solutions", hw))
+    verdict = grading.grade_answer(given, "3a.i", answer)
+    asks = any("asks for it in terms of K_Gauss" in line for line in verdict.feedback)
+    assert asks != uses, verdict.feedback
+    assert (verdict.status == "correct") == uses
