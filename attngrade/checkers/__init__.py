@@ -29,7 +29,7 @@ REGISTRY: dict[str, Check] = {
             Param("target", (dict,), required=True), Param("noise", (float,)),
             Param("unscaled_points", (float,)))),
         # V, K, Q whose self-attention outputs tend to targets as β grows
-        Check("attention_qkv", attention.check_qkv, prepare=attention.prepare_qkv, params=(
+        Check("attention_qkv", attention.check_qkv, prepare=attention.prepare_qkv, partial=True, params=(
             Param("basis", (list,), required=True), Param("norm", (str,), required=True),
             Param("inputs", (list,), required=True), Param("targets", (dict,), required=True),
             Param("partial", (dict,)))),

@@ -326,6 +326,8 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     setup: _QKVSetup = ctx.prepared
     coords = setup.coords
     fV, fK, fQ = ctx.spec.fields
+    if not all(f in answers for f in (fV, fK, fQ)):
+        return _qkv_partial(answers, ctx)
     try:
         V, K, Q = (coords.exact(answers[f].expr) for f in (fV, fK, fQ))
     except (EvaluationError, ValueError, TypeError, ZeroDivisionError) as err:
@@ -420,6 +422,49 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         shown = " and ".join(f"query {i} to x{j}" for i, j in sorted(attend.items()))
         feedback.append(f"credit for Q and K: they send {shown} as needed")
     return Outcome(min(earned, ctx.points), tuple(feedback) + tuple(notes), evidence)
+
+
+def _qkv_partial(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    """Credit for what the fields that were read do, when V, K or Q could not be read.
+
+    V alone earns the value credit if it gives the values needed; K and Q together earn
+    the routing credit if they send each query where it should go.
+    """
+    p = ctx.spec.params
+    setup: _QKVSetup = ctx.prepared
+    coords = setup.coords
+    fV, fK, fQ = ctx.spec.fields
+    partial = p.get("partial", {})
+    free = _free_scalars([answers[f].expr for f in answers], coords.table)
+    paths = [(1, 1), (2, 1), (1, 2)] if free else [(1, 1)]
+    earned, feedback = 0.0, []
+    try:
+        if fV in answers and "values" in partial and setup.required_values:
+            V = coords.exact(answers[fV].expr)
+            v = [(V * x).applyfunc(sympy.cancel) for x in setup.inputs]
+            right = [_exact_path(v, [[sympy.Integer(0)] * len(v)] * len(v), {}, setup.required_values, coords.beta,
+                                 free, rates)
+                     for rates in paths]
+            if all(all(r.values_ok.values()) for r in right):
+                earned += ctx.scaled(partial["values"]["points"])
+                shown = " and ".join(f"v{j} = {coords.show(setup.required_values[j])}"
+                                     for j in sorted(setup.required_values))
+                feedback.append(f"credit for V: it gives {shown} as needed (K and Q were not checked together)")
+        attend = {int(i): int(j) for i, j in ((partial.get("routing") or {}).get("attend") or {}).items()}
+        if fK in answers and fQ in answers and attend:
+            K, Q = coords.exact(answers[fK].expr), coords.exact(answers[fQ].expr)
+            k = [(K * x).applyfunc(sympy.cancel) for x in setup.inputs]
+            q = [(Q * x).applyfunc(sympy.cancel) for x in setup.inputs]
+            scores = [[sympy.cancel((k[j].T * q[i])[0, 0]) for j in range(len(k))] for i in range(len(q))]
+            zero = [sympy.zeros(setup.inputs[0].rows, 1)] * len(k)
+            runs = [_exact_path(zero, scores, {}, {}, coords.beta, free, rates) for rates in paths]
+            if all(asymptotics.equal(r.weights[i - 1].values[j - 1], 1) for r in runs for i, j in attend.items()):
+                earned += ctx.scaled(partial["routing"]["points"])
+                shown = " and ".join(f"query {i} to x{j}" for i, j in sorted(attend.items()))
+                feedback.append(f"credit for Q and K: they send {shown} as needed (V was not checked with them)")
+    except (asymptotics.Undecided, EvaluationError, ValueError, TypeError, ZeroDivisionError) as err:
+        feedback.append(f"the fields that were read could not be checked on their own ({err})")
+    return Outcome(min(earned, ctx.points), tuple(feedback), {"method": "exact limit, fields read"})
 
 
 @dataclass

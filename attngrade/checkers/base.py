@@ -97,6 +97,9 @@ class Check:
     params: tuple[Param, ...] = ()
     needs_key: bool = False
     prepare: Prepare | None = None
+    # Grades what it can when only some of its fields were read: a typo in one field
+    # must not cost the fields that were read their credit.
+    partial: bool = False
 
     def validate(self, params: Any, part: Part, spec: CheckSpec, where: str) -> Any:
         """Reject unknown, missing or mistyped params; returns what `prepare` computes.

@@ -44,7 +44,7 @@ def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_chec
         if step.blank:
             ledger.feedback.append(f"{', '.join(step.blank)}: no answer")
             ledger.unanswered = True
-        elif step.unchecked:
+        if step.unchecked:
             ledger.add(spec, UNCHECKED)
         elif step.task is not None:
             ledger.add(spec, outcomes[step.task])

@@ -252,16 +252,17 @@ class _Reader:
               assignment: Assignment) -> CheckStep:
         spec = part.checks[index]
         missing = [n for n in spec.fields if n not in readings and n not in spec.optional]
-        if missing:  # unreadable fields were reported when they were read
-            return CheckStep(index, blank=tuple(n for n in missing if _blank(fields.get(n))))
+        blank = tuple(n for n in missing if _blank(fields.get(n)))  # unreadable ones were reported when read
         inputs = {n: readings[n] for n in spec.fields if n in readings}
+        if missing and not (REGISTRY[spec.check].partial and inputs):
+            return CheckStep(index, blank=blank)
         if assignment.self_check and REGISTRY[spec.check].needs_key:
             return CheckStep(index, unchecked=True)
         key = TaskKey(assignment.id, part.id, index,
                       tuple(canonical(inputs[n]) if n in inputs else None for n in spec.fields))
         self.stats.count(spec.check, key in self.plan.tasks)
         self.plan.tasks.setdefault(key, Task(key, inputs))
-        return CheckStep(index, task=key)
+        return CheckStep(index, task=key, blank=blank)
 
     def _read(self, homework: str, part: Part, name: str, raw: Any, folder: Path | None) -> Any:
         if part.field(name).kind == "file":

@@ -132,3 +132,24 @@ def test_free_constant_cannot_stand_in_for_beta(a5, V):
 
 def test_free_constant_that_only_sharpens_attention_is_fine(a5):
     assert qkv(a5, V_RIGHT, "I", "C (u_d u_a^T + u_c u_d^T)/beta^4").earned == 4
+
+
+# -- a typo in one field does not cost the others their credit -----------------------------------------
+def test_1e_ii_v_keeps_its_credit_when_q_is_unreadable_or_missing(a5):
+    from attngrade import grading
+
+    given = grading.assignment(a5, None, self_check=True)
+    typo = grading.grade_answer(given, "1e.ii", {"V": V_RIGHT, "K": "I", "Q": "(u_d u_a^T + u_c u_d^T/beta^2"})
+    assert typo.status == "invalid" and typo.score == 2
+    assert any(line.startswith("credit for V") for line in typo.feedback)
+    missing = grading.grade_answer(given, "1e.ii", {"V": V_RIGHT, "K": "I"})
+    assert missing.score == 2 and "Q: no answer" in missing.feedback
+
+
+def test_1e_ii_k_and_q_keep_the_routing_credit_when_v_is_unreadable(a5):
+    from attngrade import grading
+
+    given = grading.assignment(a5, None, self_check=True)
+    verdict = grading.grade_answer(given, "1e.ii", {"V": "u_q", "K": "I", "Q": "(u_d u_a^T + u_c u_d^T)/beta^2"})
+    assert verdict.status == "invalid" and verdict.score == 2
+    assert any(line.startswith("credit for Q and K") for line in verdict.feedback)

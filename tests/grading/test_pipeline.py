@@ -59,7 +59,8 @@ def test_missing_parts_and_unknown_ids_are_reported(graded, root):
     result = grade_submission(graded, load_submission(root / "examples/cs224n-w21-a5/missing-parts.yaml"))
     parts = by_part(result)
     assert parts["1a"].status == "missing"
-    assert parts["1e.ii"].feedback[-1] == "Q: no answer"
+    assert "Q: no answer" in parts["1e.ii"].feedback
+    assert parts["1e.ii"].score == 2  # V was read and is right: its credit stands
     assert any("unknown part '1f'" in note for note in result.notes)
 
 
