@@ -90,8 +90,10 @@ def _check_shape(part: Part, field: Field, value: Value) -> None:
     if expect is None:
         return
     if expect == "bigO":
-        if value.kind != "bigO":
-            raise FieldError(part.id, field.name, "expected an order of growth written as O(...)")
+        # A bare cost such as M^2 k is read as its order (the check says so in a note).
+        if value.kind not in ("bigO", "scalar"):
+            raise FieldError(part.id, field.name, "expected an order of growth written as O(...); "
+                                                  f"your answer is a {value.kind}")
         return
     if expect == "scalar":
         if value.kind != "scalar":
@@ -118,17 +120,24 @@ def _dims(shape: tuple[Any, Any]) -> tuple[sympy.Expr, sympy.Expr]:
 def _read_bool(part: Part, field: Field, raw: Any) -> bool:
     if isinstance(raw, bool):
         return raw
-    if isinstance(raw, (str, int)) and safe_text(raw, 10).strip().lower() in _TRUE | _FALSE:
-        return safe_text(raw, 10).strip().lower() in _TRUE
+    if isinstance(raw, (str, int)) and _choice_text(raw) in _TRUE | _FALSE:
+        return _choice_text(raw) in _TRUE
     raise FieldError(part.id, field.name, f"expected yes or no, got {_clip(raw)!r}")
+
+
+def _choice_text(raw: Any) -> str:
+    """A choice as compared: any case, math wrappers, spacing and end punctuation ignored."""
+    text = safe_text(raw, 200).strip().strip("$").strip()
+    text = re.sub(r"\\(?:left|right)\b|\\,|\\;", "", text)
+    return " ".join(text.rstrip(".,;:!").split()).lower()
 
 
 def _read_choice(part: Part, field: Field, raw: Any) -> Any:
     if isinstance(raw, bool) and not field.options:
         return raw
-    text = safe_text(raw, 200).strip().lower()
+    text = _choice_text(raw)
     for option, synonyms in field.options.items():
-        if text == option.lower() or text in (s.lower() for s in synonyms):
+        if text == _choice_text(option) or text in (_choice_text(s) for s in synonyms):
             return option
     options = ", ".join(field.options) or "yes, no"
     raise FieldError(part.id, field.name, f"expected one of: {options}; got {_clip(raw)!r}")

@@ -14,7 +14,8 @@ _SEPARATORS = re.compile(r"\\times|×|\*|,|\bx\b|\bby\b")
 
 def dimensions(text: str) -> tuple[str, ...]:
     """The sizes named in a shape, in order: `R^{t \\times n}` -> ("t", "n")."""
-    text = _NOISE.sub(" ", str(text))
+    text = re.sub(r"^.*?(?:\\in\b|∈)", " ", str(text))  # `H \in R^{t×n}` states the shape of H
+    text = _NOISE.sub(" ", text)
     text = re.sub(r"^\s*R\s", " ", text)
     parts = [p.strip().lstrip("\\") for p in _SEPARATORS.split(text)]
     return tuple(p.replace(" ", "") for p in parts if p.strip())

@@ -17,6 +17,7 @@ from ..errors import MathError
 from .builder import CURRENT, BuildContext, Builder
 from .limits import DEFAULT_LIMITS, Limits
 from .nodes import BIGO, FUNCTION, LIST, SCALAR, Value
+from .rewrite import Rewritten, rewrite
 from .symbols import SymbolTable
 
 _BUILDER = Builder()
@@ -162,8 +163,9 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> 
     if not isinstance(text, str):
         raise MathError(f"expected math text, got {type(text).__name__}", 0)
     _scan(text, limits)
-    prepared = _mark_norms(text)
-    ctx = BuildContext(table=table, source=text, limits=limits, parse=parse)
+    rewritten = rewrite(text)
+    prepared = _mark_norms(rewritten.text)
+    ctx = BuildContext(table=table, source=rewritten.text, limits=limits, parse=parse)
     token = CURRENT.set(ctx)
     try:
         node = _PARSER.parse(prepared)
@@ -173,10 +175,19 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> 
         if node.kind == "top":
             raise MathError("\\top only makes sense as an exponent", node.start, node.end)
     except UnexpectedInput as err:
-        raise _explain(err, prepared) from None
+        raise _back(_explain(err, prepared), rewritten) from None
+    except MathError as err:
+        raise _back(err, rewritten) from None
     except RecursionError:
         raise MathError("the answer is nested too deeply to read", 0, len(text)) from None
     finally:
         CURRENT.reset(token)
     kind = node.kind if node.kind in (SCALAR, BIGO) else "matrix"
-    return Value(expr=node.expr, kind=kind, text=text, shape=node.shape, notes=tuple(ctx.notes))
+    notes = tuple(dict.fromkeys([*rewritten.notes, *ctx.notes]))
+    return Value(expr=node.expr, kind=kind, text=text, shape=node.shape, notes=notes)
+
+
+def _back(err: MathError, rewritten: Rewritten) -> MathError:
+    """The error with its span in the text as the student wrote it."""
+    start, end = rewritten.where(err.start), rewritten.where(err.end)
+    return MathError(err.message, start, max(end, start + 1))

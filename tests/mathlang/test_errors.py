@@ -89,7 +89,7 @@ ERRORS = [
     ("S", "2 O(M)", O_WHOLE, 3, 4),
     ("S", "O(M)^2", O_WHOLE, 1, 4),
     ("S", "O(v)", "O(...) needs a scalar; this is a d×1 matrix", 3, 1),
-    ("S", r"\mathcal{P}(M)", r"only \mathcal{O}(...) is understood here", 10, 1),
+    ("S", r"\mathcal{P}(M)", f"unknown symbol 'P'; {S_DECLARES}", 1, 11),  # \mathcal{X} is the name X
     # stray characters
     ("S", "M $ k", "unexpected character '$'", 3, 1),
     ("S", "M # k", "unexpected character '#'", 3, 1),

@@ -1,0 +1,109 @@
+"""Spellings students write that mean something our grammar already reads, rewritten first.
+
+Each rule is a small, general pattern (not a list of answers): typesetting wrappers
+around a name (`\\text{pos}`, `\\mathrm{Gauss}`, `\\mathcal{K}`), a decorated constant
+(`\\hat{c}`, `\\tilde{C}`, `C^*`), a leading `q =` naming what is answered, `\\Theta(...)`
+where an order of growth is asked, and tight runs of names (`u_bu_b^\\top`, `x^Tx`,
+`Ck_a`). Every rewrite keeps a map back to the original text, so an error still points
+at the character the student wrote, and each one that changes the meaning a reader
+might see adds a note.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+_NAME = r"[A-Za-z][A-Za-z0-9]*"
+_GREEK = r"\\(?:alpha|beta|gamma|delta|epsilon|lambda|mu|sigma|tau|theta|omega)"
+_SCRIPT = r"(?:_\{[A-Za-z0-9 ]*\}|_[A-Za-z0-9])?(?:\^\{[A-Za-z0-9 ]*\}|\^[A-Za-z0-9])?"
+_FACTOR = r"(?:\d+(?:\.\d+)?(?![\d.])|(?:" + _GREEK + r"(?![A-Za-z])|[A-Za-z]+(?![A-Za-z]))" + _SCRIPT + r")"  # a number, a Greek letter, a word
+
+
+@dataclass
+class Rewritten:
+    text: str
+    origin: list[int]  # origin[i]: where character i of `text` came from in the original (one extra at the end)
+    notes: list[str] = field(default_factory=list)
+
+    def where(self, position: int) -> int:
+        """A position in `text` as a position in the original."""
+        return self.origin[max(0, min(position, len(self.origin) - 1))]
+
+
+Rule = tuple[re.Pattern, Callable[[re.Match], str], Callable[[re.Match], str | None]]
+
+_RULES: list[Rule] = [
+    # \text{pos}, \mathrm{Gauss}, \operatorname{softmax}, \mathcal{K}: the name inside
+    (re.compile(r"\\(?:text|textrm|textit|mathrm|mathit|mathsf|operatorname|mathcal)\s*\{\s*(" + _NAME + r")\s*\}"),
+     lambda m: m.group(1), lambda m: None),
+    # \hat{c}, \tilde{C}, \bar{c}: a decorated letter is that letter (a constant of the student's)
+    (re.compile(r"\\(?:hat|tilde|bar|widehat|widetilde|overline)\s*\{\s*([A-Za-z])\s*\}"),
+     lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}"),
+    # C^*, C^{*}: a starred letter, likewise
+    (re.compile(r"(?<![A-Za-z\\])([A-Za-z])\^\{?\s*\*\s*\}?"),
+     lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}"),
+    # \Theta(...) and \Omega(...) where an order is asked: read as O(...)
+    (re.compile(r"\\(Theta|Omega)\s*(?=\()|[ΘΩ](?=\s*\()"),
+     lambda m: "O", lambda m: f"read {m.group(0).strip()}(...) as O(...): the question asks for an order of growth"),
+    # I_d, I_n, I_{d}: the identity of that size
+    (re.compile(r"(?<![A-Za-z\\])I_\{?\s*[A-Za-z0-9]\s*\}?(?![A-Za-z0-9_])"),
+     lambda m: "I", lambda m: f"read {m.group(0)} as the identity I"),
+    # x \in \mathbb{R}^{t \times n} after a value: the shape it states is not part of the value
+    (re.compile(r"\s*\\in\s*\\mathbb\s*\{\s*R\s*\}\s*\^\s*\{[^{}]*\}\s*$"),
+     lambda m: "", lambda m: None),
+    # a/2\sigma^2 is a/(2 sigma^2): juxtaposition binds tighter than a slash, as in the homeworks
+    (re.compile(r"/\s*(" + _FACTOR + r"(?:" + _FACTOR + r")+)(?![A-Za-z0-9_{(\\])"),
+     lambda m: f"/({m.group(1)})", lambda m: f"read /{m.group(1).strip()} as /({m.group(1).strip()})"),
+    # tight runs: u_bu_b (two subscripted names), x^Tx and u^\top v (a transpose, then a name)
+    (re.compile(r"(?<![A-Za-z\\])([A-Za-z]_[A-Za-z0-9])(?=[A-Za-z]_[A-Za-z0-9])"),
+     lambda m: m.group(1) + " ", lambda m: None),
+    (re.compile(r"(\^(?:T|\\top|\{T\}|\{\\top\}))(?=[A-Za-z])"),
+     lambda m: m.group(1) + " ", lambda m: None),
+    # Ck_a: a single capital juxtaposed with a subscripted name, as a constant times it
+    (re.compile(r"(?<![A-Za-z\\_])([A-Z])(?=[a-z]_[A-Za-z0-9])"),
+     lambda m: m.group(1) + " ", lambda m: None),
+]
+
+# `q =`, `\mathbf{q}_1 =`, `H \approx`, `c_2 :=` at the start: the name of what is answered
+_LEAD = re.compile(r"^\s*(?:\\(?:mathbf|boldsymbol|vec|bm)\s*\{\s*" + _NAME + r"\s*\}|" + _NAME + r")"
+                   r"(?:_\{?\s*[A-Za-z0-9]+\s*\}?)?(?:\^\{?\s*\(?[A-Za-z]+\)?\s*\}?)?"
+                   r"\s*(?:=|:=|\\coloneqq|\\approx|≈)\s*")
+
+
+def rewrite(text: str) -> Rewritten:
+    out = Rewritten(text, list(range(len(text) + 1)))
+    lead = _LEAD.match(out.text)
+    if lead and out.text[lead.end():].strip() and "=" not in out.text[lead.end():]:
+        name = lead.group(0).strip()
+        _apply(out, [(lead.start(), lead.end(), "")])
+        out.notes.append(f"read the answer after '{name}'")
+    for pattern, replace, note in _RULES:
+        for _ in range(8):  # a run such as u_au_bu_c takes one pass per name
+            edits = []
+            for m in pattern.finditer(out.text):
+                edits.append((m.start(), m.end(), replace(m)))
+                said = note(m)
+                if said and said not in out.notes:
+                    out.notes.append(said)
+            if not edits:
+                break
+            _apply(out, edits)
+    return out
+
+
+def _apply(out: Rewritten, edits: list[tuple[int, int, str]]) -> None:
+    """Replace the spans (sorted, not overlapping) and carry the map back to the original."""
+    text, origin = [], []
+    last = 0
+    for start, end, new in edits:
+        text.append(out.text[last:start])
+        origin.extend(out.origin[last:start])
+        text.append(new)
+        origin.extend([out.origin[start]] * len(new))
+        last = end
+    text.append(out.text[last:])
+    origin.extend(out.origin[last:])
+    out.text = "".join(text)
+    out.origin = origin

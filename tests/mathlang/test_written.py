@@ -1,0 +1,125 @@
+"""Answers as students write them, each class of notation read as a TA reads it (issue: read what students write).
+
+Every row: the part, what was written, how it must be read (the reading the student is
+shown), the status it then earns, and the note that says what was read leniently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attngrade.grading import assignment, grade_answer
+from attngrade.keys import load_keys
+from attngrade.mathlang.rewrite import rewrite
+from attngrade.problems import load_homework
+
+ROOT = Path(__file__).resolve().parents[2]
+A5, SP23, FA22, NYU = "cs224n-w21-a5", "eecs182-sp23-transformers", "eecs182-fa22-hw8", "nyu-dl-transformer"
+V_RIGHT = r"(u_b u_b^T - u_c u_c^T)/beta^2"
+Q_RIGHT = r"(u_d u_a^T + u_c u_d^T)/beta^2"
+
+
+def graded(homework, part, answer):
+    hw = load_homework(homework)
+    return grade_answer(assignment(hw, load_keys(ROOT / "solutions", hw)), part, answer)
+
+
+CASES = [
+    # a leading name = (or ≈) naming the field answered
+    (A5, "1b", "q = C(k_a + k_b)", {"q": "C (k_a + k_b)"}, "correct", "read the answer after 'q ='"),
+    (A5, "1b", r"\mathbf{q} \approx C(k_a + k_b)", {"q": "C (k_a + k_b)"}, "correct",
+     r"read the answer after '\mathbf{q} \approx'"),
+    (A5, "1d.i", {"q1": r"\mathbf{q}_1 = C\mu_a", "q2": r"q_2 := C\mu_b"}, {"q1": "C mu_a", "q2": "C mu_b"},
+     "correct", r"read the answer after '\mathbf{q}_1 ='"),
+    # \text, \mathrm, \operatorname and \mathcal around names, subscripts and superscripts
+    (SP23, "c.i", r"q_i^{(\text{pos})} \cdot k_j^{(\text{pos})}", {"pi": "qpos_i^T kpos_j"}, "correct", None),
+    (SP23, "c.i", r"q_i^{(\mathrm{pos})} \cdot k_j^{(\mathrm{pos})}", {"pi": "qpos_i^T kpos_j"}, "correct", None),
+    (FA22, "3a.i", r"\exp(\|q\|^2/(2\sigma^2)) K_{\text{Gauss}}(q, k) \exp(\|k\|^2/(2\sigma^2))",
+     {"sim": "exp(k^T k/(2 sqrt(D))) exp(q^T q/(2 sqrt(D))) K_Gauss(q, k)"}, "correct", None),
+    (FA22, "3a.i", r"\exp(\|q\|^2/(2\sigma^2)) \mathcal{K}_{Gauss}(q, k) \exp(\|k\|^2/(2\sigma^2))",
+     {"sim": "exp(k^T k/(2 sqrt(D))) exp(q^T q/(2 sqrt(D))) K_Gauss(q, k)"}, "correct", None),
+    (NYU, "1.1a", {"H": r"V \operatorname{softmax}(\beta K^T Q)", "shape": "t x n"},
+     {"H": "V softmax(beta K^T Q)", "shape": "t x n"}, "correct", None),
+    # tight runs: names written without spaces, the identity with its size
+    (A5, "1e.ii", {"V": r"(u_bu_b^\top - u_cu_c^\top)/\beta^2", "K": "I_d", "Q": r"(u_du_a^\top + u_cu_d^\top)/\beta^2"},
+     {"V": "(u_b u_b^T - u_c u_c^T)/beta^2", "K": "I", "Q": "(u_c u_d^T + u_d u_a^T)/beta^2"}, "correct",
+     "read I_d as the identity I"),
+    (A5, "1b", "Ck_a + Ck_b", {"q": "C k_a + C k_b"}, "correct", None),
+    (SP23, "b", {"added": r"x_1^Tx_2 + x_1^Tp_2 + p_1^Tx_2 + p_1^Tp_2",
+                 "concatenated": r"x_1^T x_2 + p_1^T p_2"}, None, "correct", None),
+    # decorated free constants
+    (A5, "1b", r"\hat{c}(k_a + k_b)", {"q": "c (k_a + k_b)"}, "correct", r"read \hat{c} as c"),
+    (A5, "1b", r"\tilde{C}(k_a + k_b)", {"q": "C (k_a + k_b)"}, "correct", r"read \tilde{C} as C"),
+    (A5, "1b", r"C^*(k_a + k_b)", {"q": "C (k_a + k_b)"}, "correct", "read C^* as C"),
+    (A5, "1b", r"c_1 (k_a + k_b)", {"q": "c_1 (k_a + k_b)"}, "correct", None),
+    (A5, "1b", r"\gamma (k_a + k_b)", {"q": "gamma (k_a + k_b)"}, "correct", None),
+    # orders: Θ and Ω read as O with a note; a bare cost read as its order
+    (SP23, "f", {"encoder": r"\Theta(k M^2)", "cross": r"\Omega(M N k)", "decoder": "k N^2"},
+     {"encoder": "O(k M^2)", "cross": "O(M N k)", "decoder": "k N^2"}, "correct",
+     "read \\Theta(...) as O(...): the question asks for an order of growth"),
+    # a slash as mathematicians write it: juxtaposition binds tighter
+    (FA22, "3a.i", r"\exp(\|q\|^2/2\sigma^2) K_Gauss(q, k) \exp(\|k\|^2/2\sigma^2)",
+     {"sim": "exp(k^T k/(2 sqrt(D))) exp(q^T q/(2 sqrt(D))) K_Gauss(q, k)"}, "correct",
+     r"read /2\sigma^2 as /(2\sigma^2)"),
+    # a membership statement answers the value and the shape
+    (NYU, "1.1a", {"H": r"H = V softargmax_\beta(K^T Q) \in \mathbb{R}^{t \times n}",
+                   "shape": r"H \in \mathbb{R}^{t \times n}"},
+     {"H": "V softargmax_beta(K^T Q)"}, "correct", None),
+    # choices: case, punctuation, phrases that mean an option
+    (NYU, "1.1c", {"beta": "Large.", "type": "Hard", "why": "-"}, {"beta": "large", "type": "hard"}, "manual", None),
+    (NYU, "1.1c", {"beta": r"$\beta \to \infty$", "type": "hard attention,", "why": "-"},
+     {"beta": "large", "type": "hard"}, "manual", None),
+    (NYU, "1.1d", {"beta": "β → 0", "type": "Soft!", "why": "-"}, {"beta": "small", "type": "soft"}, "manual", None),
+    (FA22, "1a", "over the keys", {"axis": "keys"}, "correct", None),
+    (SP23, "i", {"summarize": "Sequence to sequence", "sentiment": "encoder only", "retrieval": "Encoder.",
+                 "translate": "seq2seq"}, None, None, None),
+    (A5, "1e.i", {"c2": "u_a", "possible": "No.", "why": "x"}, {"c2": "u_a", "possible": "no"}, "manual", None),
+]
+
+
+@pytest.mark.parametrize("homework, part, answer, readings, status, note", CASES,
+                         ids=[f"{c[1]}:{str(c[2])[:30]}" for c in CASES])
+def test_written_notation_reads_as_a_ta_reads_it(homework, part, answer, readings, status, note):
+    verdict = graded(homework, part, answer)
+    for name, reading in (readings or {}).items():
+        assert verdict.readings.get(name) == reading, (name, verdict.readings, verdict.feedback)
+    if status:
+        assert verdict.status == status, verdict.feedback
+    if note:
+        assert note in verdict.feedback
+    assert not any("unknown symbol" in line or "cannot appear" in line for line in verdict.feedback)
+
+
+def test_an_unmatched_choice_lists_the_options():
+    verdict = graded(FA22, "1a", "Yes.")
+    assert verdict.status == "invalid" and "expected one of: keys, queries; got 'Yes.'" in verdict.feedback[0]
+
+
+@pytest.mark.parametrize("text, start, end, message", [
+    (r"\text{pos} + k_a", 0, 10, "unknown symbol 'pos'"),  # the caret spans what the student wrote
+    (r"q = C(k_a + k_b", 5, 6, "'(' is never closed"),  # after `q =` was set aside
+    (r"\hat{c}(k_a + \tilde{k}_b $)", 26, 27, "unexpected character '$'"),
+])
+def test_errors_after_a_rewrite_point_at_what_was_written(text, start, end, message):
+    from attngrade.errors import MathError
+    from attngrade.mathlang import parse
+
+    table = load_homework(A5).part("1b").table
+    with pytest.raises(MathError) as err:
+        parse(text, table)
+    assert (err.value.start, err.value.end) == (start, end) and err.value.message.startswith(message)
+
+
+def test_the_rewrite_map_points_back_into_the_original():
+    done = rewrite(r"q = \hat{c}(k_a+k_b)")
+    assert done.text == "c(k_a+k_b)"
+    assert done.where(0) == r"q = \hat{c}(k_a+k_b)".index("\\hat")
+    assert done.where(len(done.text)) == len(r"q = \hat{c}(k_a+k_b)")
+
+
+def test_softmax_in_nyu_1_1_is_the_plain_softmax():
+    # softmax(beta K^T Q) is softargmax_beta(K^T Q); softmax(K^T Q) is not (beta is not 1)
+    assert graded(NYU, "1.1a", {"H": r"V softmax(\beta K^T Q)", "shape": "t x n"}).status == "correct"
+    assert graded(NYU, "1.1a", {"H": r"V softmax(K^T Q)", "shape": "t x n"}).status == "partial"
