@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from .errors import ConfigError, SubmissionError
-from .grading import Assignment, Stats, assemble, assignment, executor, load_all, plan
+from .grading import Assignment, Executor, Stats, assemble, assignment, executor, load_all, plan
 from .grading import run as run_tasks
 from .groups import Group, answer_groups
 from .keys import load_keys
@@ -82,15 +82,18 @@ def _timed(timings: dict[str, dict[str, float]], stage: str) -> Iterator[None]:
 def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Callable[[list], Iterable] = lambda xs: xs,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
-                bank: Bank = BUNDLED, homework: str | None = None) -> Batch:
-    """plan (load and read every submission), run (each distinct task once), assemble."""
+                bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None) -> Batch:
+    """plan (load and read every submission), run (each distinct task once), assemble.
+
+    `runner` is where the run stage executes (default: worker processes on this machine).
+    """
     batch = Batch()
     passed_over: list[Path] = []
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over)
         planned = plan(progress(items), resolver(solutions, gold or {}, bank), batch.stats)
     with _timed(batch.timings, "run"):
-        outcomes = run_tasks(planned.tasks, planned.assignments, executor(workers, budget))
+        outcomes = run_tasks(planned.tasks, planned.assignments, runner or executor(workers, budget))
     with _timed(batch.timings, "assemble"):
         batch.results = assemble(planned, outcomes)
     batch.assignments = planned.assignments
@@ -101,11 +104,12 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
         gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0,
-        overrides: Path | None = None, bank: Bank = BUNDLED, homework: str | None = None) -> Batch:
+        overrides: Path | None = None, bank: Bank = BUNDLED, homework: str | None = None,
+        runner: Executor | None = None) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`."""
     progress = _progress if show_progress and sys.stderr.isatty() else (lambda xs: xs)
     batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                        homework=homework)
+                        homework=homework, runner=runner)
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():

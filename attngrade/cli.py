@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="the homework, for files that do not name it (notebooks without metadata)")
     run.add_argument("--bank", type=Path, default=None, metavar="DIR",
                      help="a problem bank folder (homeworks/ and library/) instead of the bundled one")
+    run.add_argument("--executor", default="local", metavar="local|dask[=ADDRESS]",
+                     help="where distinct answers are checked: worker processes here (local, the default), or a "
+                          "Dask cluster (dask: a LocalCluster of --workers processes; dask=ADDRESS: a running "
+                          "scheduler); needs attngrade[dask]")
     run.add_argument("--stats", type=Path, default=None, metavar="FILE",
                      help="write reading and checking statistics (memo hits, stage timings) as JSON")
 
@@ -131,8 +135,13 @@ def _run(args: argparse.Namespace) -> int:
     gold = _gold(args.gold)
     if args.budget <= 0 or (args.workers is not None and args.workers < 0):
         raise ConfigError("--budget must be positive and --workers at least 0")
+    runner = None
+    if args.executor != "local":
+        from .grading.distributed import executor_from
+
+        runner = executor_from(args.executor, args.budget, args.workers)
     batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget,
-                overrides=args.overrides, bank=_bank(args.bank), homework=args.homework)
+                overrides=args.overrides, bank=_bank(args.bank), homework=args.homework, runner=runner)
     if args.stats is not None:
         from .output import write_atomic
 
