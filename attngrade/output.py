@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from .records import Homework, Result
 
@@ -62,19 +62,28 @@ def grades_csv(results: list[Result], homeworks: dict[str, Homework]) -> str:
         columns.extend(f"{hid}:{p.id}" if prefix else p.id for p in homeworks[hid].parts)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["student", "homework", *columns, "total", "max_score", "error"])
+    writer.writerow(["student", "homework", *columns, "total", "pending", "max_score", "error"])
     for result in results:
-        scores = {(f"{result.homework}:{v.part}" if prefix else v.part): v.score for v in result.parts}
+        scores = {(f"{result.homework}:{v.part}" if prefix else v.part): _score_cell(v) for v in result.parts}
         writer.writerow([
             _cell(result.student), _cell(result.homework or ""),
-            *[_number(scores[c]) if c in scores else "" for c in columns],
-            _number(result.score), _number(result.max_score), _cell(result.error or ""),
+            *[scores.get(c, "") for c in columns],
+            _number(result.score), _number(result.pending_points), _number(result.max_score),
+            _cell(result.error or ""),
         ])
     return buffer.getvalue()
 
 
+def _score_cell(v: Any) -> str:
+    """A part's score; blank while all of its points wait for course staff (pending is not 0)."""
+    if v.pending_points and v.pending_points >= v.max_score - v.score - 1e-9 and v.score == 0:
+        return ""
+    return _number(v.score)
+
+
 def _number(x: float) -> str:
-    return f"{x:g}"
+    """Two decimals at most, as people read scores (results.json keeps them exact)."""
+    return f"{round(x, 2):g}"
 
 
 def _cell(text: str) -> str:

@@ -204,4 +204,5 @@ def _decide(v: Verdict, decision: Decision) -> Verdict:
     decision = replace(decision, score=score)
     status = "correct" if decision.score >= v.max_score - 1e-9 else "incorrect" if decision.score == 0 else "partial"
     note = "scored by course staff" + (f": {decision.comment}" if decision.comment else "")
-    return replace(v, score=decision.score, status=status, feedback=v.feedback + (note,))
+    points = replace(v.points, pending=0.0)  # decided by a person: nothing is waiting any more
+    return replace(v, score=decision.score, status=status, feedback=v.feedback + (note,), points=points)

@@ -121,6 +121,7 @@ class PartPoints:
     decided: float = 0.0  # the maximum of the machine checks that settled their points
     staff: float = 0.0  # machine points left to course staff (no gold, a check that could not decide)
     text: float = 0.0  # points of written (text) answers
+    pending: float = 0.0  # points waiting for a person now: undecided machine points, unscored written answers
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,11 @@ class Verdict:
     points: PartPoints = field(default_factory=PartPoints, compare=False)
 
     @property
+    def pending_points(self) -> float:
+        """Points of this part that course staff have yet to decide (never counted as 0)."""
+        return round(self.points.pending, 6)
+
+    @property
     def flags(self) -> list[str]:
         """Integrity warnings for course staff only; they never change the score."""
         return list(self.evidence.get("flags", []))
@@ -149,6 +155,7 @@ class Verdict:
             "score": self.score,
             "max_score": self.max_score,
             "status": self.status,
+            "pending_points": self.pending_points,
             "feedback": list(self.feedback),
             "readings": dict(self.readings),
         }
@@ -170,12 +177,17 @@ class Result:
     notes: tuple[str, ...] = ()
     source: str = ""
 
+    @property
+    def pending_points(self) -> float:
+        return round(sum(v.pending_points for v in self.parts), 6)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "student": self.student,
             "homework": self.homework,
             "score": self.score,
             "max_score": self.max_score,
+            "pending_points": self.pending_points,
             "parts": [v.to_json() for v in self.parts],
         }
         if self.error is not None:

@@ -18,6 +18,7 @@ def print_result(result: Result) -> None:
             print(f"       {name} read as: {text}")
         for line in v.feedback:
             print("       " + line.replace("\n", "\n       "))
-    checked = sum(v.max_score for v in result.parts if v.status not in ("unchecked", "manual"))
-    print(f"machine-checked so far: {result.score:g} of {checked:g} points "
+    # What a machine decided here: not the points left to staff, nor written answers (answered or not).
+    checked = sum(v.points.decided for v in result.parts)
+    print(f"machine-checked so far: {round(result.score, 2):g} of {round(checked, 2):g} points "
           f"(of {result.max_score:g}; the rest is checked by course staff)")

@@ -5,8 +5,8 @@ The layout follows Gradescope's autograder specification
 
 * one test per machine-checked part: `name`, `number` (the part id), `score`, `max_score`,
   `status` ("passed"/"failed"), `output` (HTML), `output_format`, `visibility`;
-* `max_score` of a part is what attngrade decided by machine: its points minus text
-  (manual) checks and minus what a check left to course staff (e.g. a test-set share
+* `max_score` of a part is its machine points (its points minus text checks), the same
+  for every student; points a check left to course staff (e.g. a test-set share
   without the test gold); text-only parts get no test and count nowhere;
 * a part whose checks compare with a key or with instructor gold is shown when grades
   are published (`after_published`); until then the top-level output says how those
@@ -105,9 +105,10 @@ def results(result: Result, selfcheck: Result, ctx: Context, execution_time: flo
 
 
 def _part_test(part: Part, title: str, verdict: Verdict, points: PartPoints, visibility: str) -> dict[str, Any]:
-    score = round(min(verdict.score, points.decided) if points.decided else 0.0, 6)
-    failed = verdict.status in ("incorrect", "partial", "invalid", "missing") or score < points.decided - 1e-9
-    body = [f"<p><strong>{_e(verdict.status)}</strong>: {score:g} of {points.decided:g} points</p>"]
+    machine = round(sum(s.points for s in part.checks if s.check != "manual"), 6)  # the same for everyone
+    score = round(min(verdict.score, machine), 6)
+    failed = verdict.status in ("incorrect", "partial", "invalid", "missing", "error") or score < machine - 1e-9
+    body = [f"<p><strong>{_e(verdict.status)}</strong>: {score:g} of {machine:g} points</p>"]
     if verdict.readings:
         body.append("<p>How your answer was read:</p>")
         body.append(_list(f"{name}: <code>{_e(text)}</code>" for name, text in _escaped_keys(verdict.readings)))
@@ -124,7 +125,7 @@ def _part_test(part: Part, title: str, verdict: Verdict, points: PartPoints, vis
         "name": f"{part.id}: {title}" if title else part.id,
         "number": part.id,
         "score": score,
-        "max_score": points.decided,
+        "max_score": machine,
         "status": "failed" if failed else "passed",
         "output": "\n".join(body),
         "output_format": FORMAT,

@@ -20,6 +20,7 @@ class Ledger:
     machine_max: float = 0.0  # points machines decide (text parts are a person's)
     undecided: float = 0.0  # machine points a check left to a person (no gold, could not decide)
     text: float = 0.0  # points of manual (text) checks
+    waiting: float = 0.0  # points of checks that left their points to a person (text to score, no gold, ...)
     pending: bool = False
     unchecked: bool = False
     unanswered: bool = False
@@ -47,12 +48,14 @@ class Ledger:
         self.unchecked |= outcome.unchecked
         self.invalid |= outcome.invalid
         self.failed |= outcome.failed
-        if spec.check != "manual" and (outcome.unchecked or outcome.pending or outcome.failed):
-            self.undecided += spec.points - outcome.earned
+        if outcome.unchecked or outcome.pending or outcome.failed:
+            self.waiting += spec.points - outcome.earned
+            if spec.check != "manual":
+                self.undecided += spec.points - outcome.earned
 
     def points(self) -> PartPoints:
         return PartPoints(decided=round(self.machine_max - self.undecided, 6), staff=round(self.undecided, 6),
-                          text=round(self.text, 6))
+                          text=round(self.text, 6), pending=round(self.waiting, 6))
 
     def status(self, unreadable: bool, self_check: bool) -> str:
         if self.failed and not (unreadable or self.invalid):
@@ -82,7 +85,7 @@ def status(earned: float, machine_max: float, invalid: bool, pending: bool, unch
 
 
 def static_points(specs: tuple[CheckSpec, ...]) -> PartPoints:
-    """The ledger of a part none of whose checks ran (missing, or not a mapping)."""
+    """The ledger of a part none of whose checks ran (missing, or not a mapping): nothing waits."""
     ledger = Ledger()
     for spec in specs:
         ledger.expect(spec)

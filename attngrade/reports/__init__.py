@@ -24,7 +24,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["points"] = lambda x: f"{x:g}"
+    env.filters["points"] = lambda x: f"{round(x, 2):g}"  # two decimals for reading; JSON keeps them exact
     env.filters["percent"] = lambda x: f"{100 * x:.1f}%"
     return env
 

@@ -49,8 +49,10 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
         for part in hw.parts:
             verdicts = [v for r in mine for v in r.parts if v.part == part.id]
             answered = [v for v in verdicts if v.status != "missing"]
-            mean = sum(v.score for v in verdicts) / len(verdicts) if verdicts else 0.0
-            passed = sum(1 for v in verdicts if v.score >= v.max_score - 1e-9) / len(verdicts) if verdicts else 0.0
+            # Statistics over graded points only: a part waiting for staff is not a 0.
+            decided = [v for v in verdicts if not v.pending_points]
+            mean = sum(v.score for v in decided) / len(decided) if decided else 0.0
+            passed = sum(1 for v in decided if v.score >= v.max_score - 1e-9) / len(decided) if decided else 0.0
             part_groups = []
             for g in groups.get(hid, {}).get(part.id, []):
                 example = g.example
@@ -62,10 +64,13 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
                     "members": [(m, folder_of.get(m)) for m in g.members],
                 })
             parts.append({"id": part.id, "points": part.points, "mean": mean, "pass_rate": passed,
-                          "answered": len(answered), "groups": part_groups})
+                          "answered": len(answered), "groups": part_groups, "graded": len(decided),
+                          "pending": len(verdicts) - len(decided)})
         totals = [r.score for r in mine]
         sections.append({
             "homework": hw, "count": len(mine), "parts": parts,
             "mean": sum(totals) / len(totals), "histogram": histogram(totals, hw.max_score),
+            "pending": sum(r.pending_points for r in mine),
+            "pending_students": sum(1 for r in mine if r.pending_points),
         })
     return {"rows": rows, "sections": sections}

@@ -299,7 +299,7 @@ TEST_FILE = "vanilla.pretrain.test.predictions"
 
 def test_test_gold_absent_checks_the_line_count_only():
     outcome = grade(PARACHUTEL, TEST_FILE, {"gold": "test", "pass_line": 0.10}, points=4)
-    assert outcome.earned == 2.0  # the file's half; the pass line waits for the gold
+    assert outcome.earned == 0.0  # without the gold the file earns nothing yet: its points wait for staff
     assert outcome.unchecked
     assert outcome.feedback == (f"{TEST_FILE}: read, 437 lines as expected; it is scored against the test set, "
                                 "which only course staff have",)

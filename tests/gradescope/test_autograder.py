@@ -221,13 +221,14 @@ def test_test_gold_earns_the_test_set_points_instead_of_leaving_them_to_staff(
     with_gold = parts_by_number(gradescope.run(gradescope.root(autograder_zip, {"a5": REFERENCE})))
     without = gradescope.run(gradescope.root(autograder_zip_without_gold, {"a5": REFERENCE}))
     without_gold = parts_by_number(without)
-    # 2g.i: 4 points for the test file, half of them for reaching 5% on the test set.
+    # 2g.i: 4 points for the test file, half of them for reaching 5% on the test set. Without
+    # the gold those 4 wait for staff: not earned, and the maximum stays the same for everyone.
     assert with_gold["2g.i"]["max_score"] == 8 and with_gold["2g.i"]["score"] == 8
-    assert without_gold["2g.i"]["max_score"] == 6 and without_gold["2g.i"]["score"] == 6
-    assert "Course staff grade the rest of this part: 2 points" in without_gold["2g.i"]["output"]
+    assert without_gold["2g.i"]["max_score"] == 8 and without_gold["2g.i"]["score"] == 4
+    assert "Course staff grade the rest of this part: 4 points" in without_gold["2g.i"]["output"]
     assert "correct on the test set" in with_gold["2f"]["output"]
     assert "which only course staff have" in without_gold["2f"]["output"]
-    assert without["score"] == 34
+    assert without["score"] == 29  # the test files earn nothing until the gold decides them
     # Without instructor gold nothing in 2d-2g.i is secret, so those parts are shown at once.
     assert {t: without_gold[t]["visibility"] for t in ("2d", "2f", "2g.i")} == dict.fromkeys(("2d", "2f", "2g.i"),
                                                                                               "visible")
