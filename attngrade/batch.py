@@ -69,6 +69,21 @@ def resolver(solutions: Path, gold: dict[str, Path] | None = None, bank: Bank = 
     return resolve
 
 
+def _check_gold_names(gold: dict[str, Path], assignments: dict[str, Assignment]) -> None:
+    """A --gold NAME that no check of the graded homeworks reads is a typo: say so before grading."""
+    import difflib
+
+    used = {str(spec.params.get("gold")) for a in assignments.values() for part in a.homework.parts
+            for spec in part.checks if spec.check == "accuracy_file" and spec.params.get("gold")}
+    for name in gold:
+        if name not in used:
+            close = difflib.get_close_matches(name, sorted(used), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            known = ", ".join(sorted(used)) or "none"
+            raise ConfigError(f"--gold {name}: no check of the homeworks graded here reads a gold named '{name}'"
+                              f"{hint} (the gold names they read: {known})")
+
+
 @contextmanager
 def _timed(timings: dict[str, dict[str, float]], stage: str) -> Iterator[None]:
     wall, cpu = time.perf_counter(), time.process_time()
@@ -92,6 +107,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over)
         planned = plan(progress(items), resolver(solutions, gold or {}, bank), batch.stats)
+    _check_gold_names(gold or {}, planned.assignments)
     with _timed(batch.timings, "run"):
         outcomes = run_tasks(planned.tasks, planned.assignments, runner or executor(workers, budget))
     with _timed(batch.timings, "assemble"):

@@ -17,6 +17,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Grade transformer and attention homework: math answers by their properties, "
                     "formulas by equivalence, prediction files by accuracy.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"attngrade {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = sub.add_parser("check", help="self-check one submission (no keys needed, none shown)")
@@ -69,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="attngrade source tree to build the wheel from (default: the installed checkout)")
 
     gs = sub.add_parser("gradescope", help="grade inside a Gradescope container (what run_autograder calls)")
-    gs.add_argument("--root", type=Path, default=Path("/autograder"), help="the autograder root (default: /autograder)")
+    gs.add_argument("--root", type=Path, default=None,
+                    help="the autograder root (default: /autograder, inside a Gradescope container only)")
 
     assign = sub.add_parser("assign", help="write a student template of a homework (no keys, no answers)")
     assign.add_argument("homework", help="a homework id (see `grade problems`)")
@@ -133,6 +137,9 @@ def _run(args: argparse.Namespace) -> int:
     from .batch import run
 
     gold = _gold(args.gold)
+    missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
+    if missing:
+        raise ConfigError(f"no such file or folder: {', '.join(missing)}; nothing was graded")
     if args.budget <= 0 or (args.workers is not None and args.workers < 0):
         raise ConfigError("--budget must be positive and --workers at least 0")
     runner = None
@@ -230,7 +237,14 @@ def _autograder(args: argparse.Namespace) -> int:
 def _gradescope(args: argparse.Namespace) -> int:
     from .gradescope import run_gradescope
 
-    return run_gradescope(args.root)
+    root = args.root
+    if root is None:
+        root = Path("/autograder")
+        if not (root / "source").is_dir():
+            raise ConfigError("this is not a Gradescope container (/autograder/source does not exist), so nothing "
+                              "was written; to try the autograder here, pass --root FOLDER laid out like "
+                              "Gradescope's (source/, submission/)")
+    return run_gradescope(root)
 
 
 def _problems(args: argparse.Namespace) -> int:

@@ -72,8 +72,15 @@ def _text_of(part: Part, field: Field, raw: Any) -> str:
     return raw
 
 
+_LOST_BACKSLASH = re.compile(r"[\x07\x08\x0b\x0c\r]|\t(?=[a-z])")  # \b \f \t... eaten by YAML double quotes
+
+
 def _read_math(part: Part, field: Field, raw: Any) -> Value:
     text = _text_of(part, field, raw)
+    if _LOST_BACKSLASH.search(text):
+        raise FieldError(part.id, field.name, "your LaTeX lost backslashes: in YAML double quotes \\b, \\f, \\t "
+                                              "and \\r are escapes (\\beta became a control character); put the "
+                                              "answer in single quotes ('\\beta') or leave out the quotes")
     try:
         value = parse(text, field.table or part.table)
     except MathError as err:

@@ -68,8 +68,9 @@ def read_yaml(path: Path) -> Any:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(err, "problem", None) or str(err)
-        raise SubmissionError(f"{where}not valid YAML ({problem}); fix the file and submit it again",
-                              path=str(path)) from None
+        line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+        raise SubmissionError(f"{where}not valid YAML ({problem}){_yaml_hint(problem, line)}; fix the file and "
+                              "submit it again", path=str(path)) from None
 
 
 def parse_yaml_text(text: str, place: str) -> Any:
@@ -85,6 +86,16 @@ def parse_yaml_text(text: str, place: str) -> Any:
         mark = getattr(err, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark else ""
         raise SubmissionError(f"{place}{where}: not valid YAML ({getattr(err, 'problem', None) or err})") from None
+
+
+def _yaml_hint(problem: str, line: str) -> str:
+    """What usually causes this YAML error in an answers file (`line`: the line it points at)."""
+    if "escape" in problem:
+        return (": LaTeX in double quotes is read as escapes (\\b, \\f, ...); put it in single quotes "
+                "('\\frac{1}{\\beta}') or leave out the quotes")
+    if "\t" in line[: len(line) - len(line.lstrip())] or "\t" in problem:
+        return ": the line is indented with a tab; indent with spaces"
+    return ""
 
 
 def load_submission(path: Path, homework: str | None = None, bank: Any = None) -> Submission:
@@ -209,6 +220,26 @@ def _not_a_submission(path: Path) -> bool:
     return path.name.lower().startswith("readme") and not (is_answers_format(path) and looks_like_answers(path))
 
 
+def _is_class(folder: Path) -> bool:
+    """A folder holding several submissions: two answers files or more, or submission folders of its own."""
+    try:
+        entries = [p for p in folder.iterdir() if not _not_a_submission(p)]
+    except OSError:
+        return False
+    answers = [p for p in entries if is_answers_format(p) and looks_like_answers(p)]
+    if len(answers) >= 2:
+        return True
+    return not answers and any(p.is_dir() and not p.is_symlink() and any(
+        is_answers_format(q) and looks_like_answers(q) for q in _safe_listing(p)) for p in entries)
+
+
+def _safe_listing(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.iterdir() if p.is_file()]
+    except OSError:
+        return []
+
+
 def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
@@ -232,4 +263,8 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterat
             yield path
             continue
         yield from (p for p in visible if p not in subdirs)  # files first, then folders, each sorted
-        yield from subdirs
+        for sub in subdirs:
+            if _is_class(sub):  # `grade run examples/`: a folder of class folders
+                yield from discover([sub], passed_over)
+            else:
+                yield sub

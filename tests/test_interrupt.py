@@ -99,7 +99,7 @@ def check_nothing_torn(out: Path) -> list[Path]:
         assert isinstance(json.loads((out / "results.json").read_text(encoding="utf-8")), list)
     if (out / "grades.csv").exists():
         rows = list(csv.reader((out / "grades.csv").open(encoding="utf-8", newline="")))
-        assert rows[0][:2] == ["student", "homework"] and rows[0][-3:] == ["total", "max_score", "error"]
+        assert rows[0][:2] == ["student", "homework"] and rows[0][-4:] == ["total", "pending", "max_score", "error"]
         assert all(len(row) == len(rows[0]) for row in rows), "a short row: torn grades.csv"
     for name in ("overrides.yaml", "overrides.new.yaml"):
         if (out / name).exists():

@@ -227,8 +227,10 @@ class _Reader:
         feedback: list[str] = []
         unknown = [n for n, v in fields.items() if v is _UNKNOWN]
         if unknown:
-            feedback.append(f"{part.id}: unknown field(s) {', '.join(unknown)}; this part's fields are: "
-                            + ", ".join(f.name for f in part.fields))
+            names = [f.name for f in part.fields]
+            hints = [f"'{u}' (did you mean {m}?)" if (m := _same_but_case(u, names)) else f"'{u}'" for u in unknown]
+            feedback.append(f"{part.id}: unknown field(s) {', '.join(hints)}; this part's fields are: "
+                            + ", ".join(names) + " (names are case-sensitive)")
         readings: dict[str, Any] = {}
         shown: dict[str, str] = {}
         unreadable = False
@@ -291,6 +293,11 @@ class _Reader:
         if key not in self._shown:
             self._shown[key] = describe(reading)
         return self._shown[key]
+
+
+def _same_but_case(name: str, names: list[str]) -> str | None:
+    return next((n for n in names if n.lower() == name.lower()), None) or next(
+        iter(difflib.get_close_matches(name, names, n=1, cutoff=0.75)), None)
 
 
 def _missing(part: Part) -> Verdict:

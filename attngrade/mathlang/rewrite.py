@@ -44,6 +44,12 @@ _RULES: list[Rule] = [
     # C^*, C^{*}: a starred letter, likewise
     (re.compile(r"(?<![A-Za-z\\])([A-Za-z])\^\{?\s*\*\s*\}?"),
      lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}"),
+    # Python and Unicode spellings: A @ B, A.T, Aᵀ, x², x**2
+    (re.compile(r"\s*@\s*"), lambda m: " ", lambda m: "read @ as a matrix product"),
+    (re.compile(r"(?<=[A-Za-z0-9)\]}])\.T(?![A-Za-z0-9_])"), lambda m: "^T", lambda m: "read .T as ^T (a transpose)"),
+    (re.compile(r"ᵀ"), lambda m: "^T", lambda m: "read ᵀ as ^T (a transpose)"),
+    (re.compile(r"[²³]"), lambda m: "^" + {"²": "2", "³": "3"}[m.group(0)], lambda m: f"read {m.group(0)} as a power"),
+    (re.compile(r"\*\*"), lambda m: "^", lambda m: "read ** as ^ (a power)"),
     # \Theta(...) and \Omega(...) where an order is asked: read as O(...)
     (re.compile(r"\\(Theta|Omega)\s*(?=\()|[ΘΩ](?=\s*\()"),
      lambda m: "O", lambda m: f"read {m.group(0).strip()}(...) as O(...): the question asks for an order of growth"),

@@ -69,7 +69,7 @@ def test_multi_field_part_given_as_text_and_unknown_field(graded, data_dir):
     assert parts["1e.ii"].status == "invalid"
     assert "this part has the fields V, K, Q; write them as a mapping" in parts["1e.ii"].feedback[0]
     assert parts["1d.i"].status == "correct"
-    assert "unknown field(s) q3" in parts["1d.i"].feedback[0]
+    assert "unknown field(s) 'q3'" in parts["1d.i"].feedback[0]
 
 
 # -- the plan: distinct tasks, reads counted -------------------------------------------------
@@ -193,7 +193,7 @@ def test_a_sound_bank_from_a_folder_grades_and_validates(tmp_path, capsys):
     assert main(["run", str(folder / "class"), "-o", str(tmp_path / "out"), "--bank", str(folder),
                  "--solutions", str(folder / "solutions"), "--workers", "1", "--stats", str(stats)]) == 0
     grades = (tmp_path / "out" / "grades.csv").read_text().splitlines()
-    assert grades[1:] == ["right,tiny-hw,2,1,3,3,", "wrong,tiny-hw,0,0,0,3,"]
+    assert grades[1:] == ["right,tiny-hw,2,1,3,0,3,", "wrong,tiny-hw,0,0,0,0,3,"]
     numbers = json.loads(stats.read_text())
     assert numbers["submissions"] == 2 and numbers["tasks"] == 4 and set(numbers["timings"]) >= {"plan", "run"}
 

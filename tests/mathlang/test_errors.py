@@ -95,7 +95,7 @@ ERRORS = [
     ("S", "M # k", "unexpected character '#'", 3, 1),
     ("S", "M ? k", "unexpected character '?'", 3, 1),
     ("S", "M ; k", "unexpected character ';'", 3, 1),
-    ("S", "M**2", "'*' cannot appear here", 3, 1),
+    ("S", "M***2", "'*' cannot appear here", 4, 1),  # (M**2 is read as M^2, with a note)
     ("S", "^2", "'^' cannot appear here", 1, 1),
     ("S", "M^^2", "'^' cannot appear here", 3, 1),
     # unmatched and never-closed brackets

@@ -1,0 +1,95 @@
+"""The edges an instructor or a student meets first, each with the message it now gets."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from attngrade import __version__
+from attngrade.cli import main
+from attngrade.errors import SubmissionError
+from attngrade.grading import assignment, grade_answer
+from attngrade.keys import load_keys
+from attngrade.problems import load_homework
+from attngrade.submissions import load_submission
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"attngrade {__version__}"
+
+
+def test_gradescope_outside_a_container_writes_nothing(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert main(["gradescope"]) == 2
+    assert "this is not a Gradescope container" in capsys.readouterr().err
+
+
+def test_a_path_that_does_not_exist_is_a_usage_error(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope"), "-o", str(tmp_path / "out")]) == 2
+    assert f"no such file or folder: {tmp_path / 'nope'}; nothing was graded" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_misspelled_gold_name_is_refused_with_a_suggestion(tmp_path, capsys):
+    gold = tmp_path / "birth_test.tsv"
+    gold.write_text("x\tLondon\n")
+    code = main(["run", str(ROOT / "examples" / "cs224n-w21-a5"), "-o", str(tmp_path / "out"),
+                 "--gold", f"tset={gold}", "--workers", "1"])
+    assert code == 2
+    assert "--gold tset: no check of the homeworks graded here reads a gold named 'tset'; did you mean 'test'?" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_of_class_folders_grades_every_class(tmp_path, capsys):
+    assert main(["run", str(ROOT / "examples"), "-o", str(tmp_path / "out"), "--workers", "1"]) == 0
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open()))
+    assert not [r for r in rows if r["error"]]
+    assert {r["homework"] for r in rows} == {p.name for p in (ROOT / "examples").iterdir()}
+
+
+def test_a_field_name_in_the_wrong_case_gets_did_you_mean():
+    hw = load_homework("cs224n-w21-a5")
+    verdict = grade_answer(assignment(hw, load_keys(ROOT / "solutions", hw)), "1e.ii",
+                           {"v": "(u_b u_b^T - u_c u_c^T)/beta^2", "K": "I", "Q": "(u_d u_a^T + u_c u_d^T)/beta^2"})
+    assert ("1e.ii: unknown field(s) 'v' (did you mean V?); this part's fields are: V, K, Q "
+            "(names are case-sensitive)") in verdict.feedback
+
+
+@pytest.mark.parametrize("text, hint", [
+    ('homework: cs224n-w21-a5\nanswers:\n  1b: "\\sigma(k_a + k_b)"\n', "put it in single quotes"),
+    ("homework: cs224n-w21-a5\nanswers:\n\t1b: C k_a\n", "indent with spaces"),
+])
+def test_the_commonest_yaml_slips_say_what_to_do(tmp_path, text, hint):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(SubmissionError, match=hint):
+        load_submission(path)
+
+
+def test_latex_whose_backslashes_yaml_ate_says_so(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text('homework: cs224n-w21-a5\nanswers:\n  1b: "\\frac{C}{2}(k_a + k_b)"\n')  # \f: a form feed
+    hw = load_homework("cs224n-w21-a5")
+    sub = load_submission(path)
+    verdict = grade_answer(assignment(hw, None, self_check=True), "1b", sub.answers["1b"])
+    assert verdict.status == "invalid" and "your LaTeX lost backslashes" in verdict.feedback[0]
+    assert "put the answer in single quotes" in verdict.feedback[0]
+
+
+@pytest.mark.parametrize("written, reading, note", [
+    ({"V": "(u_b @ u_b.T - u_c @ u_c.T)/beta**2", "K": "I", "Q": "(u_d u_a^T + u_c u_d^T)/beta^2"},
+     "(u_b u_b^T - u_c u_c^T)/beta^2", "read @ as a matrix product"),
+    ({"V": "(u_b u_bᵀ - u_c u_cᵀ)/β²", "K": "I", "Q": "(u_d u_a^T + u_c u_d^T)/beta^2"},
+     "(u_b u_b^T - u_c u_c^T)/beta^2", "read ᵀ as ^T (a transpose)"),
+])
+def test_python_and_unicode_spellings_are_read_with_a_note(written, reading, note):
+    hw = load_homework("cs224n-w21-a5")
+    verdict = grade_answer(assignment(hw, load_keys(ROOT / "solutions", hw)), "1e.ii", written)
+    assert verdict.readings["V"] == reading and note in verdict.feedback and verdict.status == "correct"
