@@ -10,7 +10,7 @@ import logging
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -24,6 +24,7 @@ from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
 from .overrides import template, write_template
 from .problems import BUNDLED, Bank
+from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports import render_index, render_student
 
@@ -95,7 +96,7 @@ def _timed(timings: dict[str, dict[str, float]], stage: str) -> Iterator[None]:
 
 
 def grade_paths(paths: Iterable[Path], solutions: Path,
-                progress: Callable[[list], Iterable] = lambda xs: xs,
+                progress: Quiet | None = None,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
@@ -103,13 +104,19 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     `runner` is where the run stage executes (default: worker processes on this machine).
     """
     batch = Batch()
+    progress = progress or Quiet()
     passed_over: list[Path] = []
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over)
-        planned = plan(progress(items), resolver(solutions, gold or {}, bank), batch.stats)
+        progress.stage(f"reading {len(items)} submissions", len(items))
+        planned = plan(_counted(items, progress), resolver(solutions, gold or {}, bank), batch.stats)
     _check_gold_names(gold or {}, planned.assignments)
     with _timed(batch.timings, "run"):
-        outcomes = run_tasks(planned.tasks, planned.assignments, runner or executor(workers, budget))
+        progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
+        runner = runner or executor(workers, budget)
+        if hasattr(runner, "on_done"):
+            runner = replace(runner, on_done=progress.advance)
+        outcomes = run_tasks(planned.tasks, planned.assignments, runner)
     with _timed(batch.timings, "assemble"):
         batch.results = assemble(planned, outcomes)
     batch.assignments = planned.assignments
@@ -123,9 +130,17 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         overrides: Path | None = None, bank: Bank = BUNDLED, homework: str | None = None,
         runner: Executor | None = None) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`."""
-    progress = _progress if show_progress and sys.stderr.isatty() else (lambda xs: xs)
-    batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                        homework=homework, runner=runner)
+    progress = for_terminal(show_progress)
+    try:
+        batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
+                            homework=homework, runner=runner)
+        batch.out = out
+        return _finish(batch, out, overrides, progress)
+    finally:
+        progress.close()
+
+
+def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
@@ -137,24 +152,27 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
     with _timed(batch.timings, "write"):
-        write_outputs(batch.results, out, homeworks, batch.groups)
+        progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
+        write_outputs(batch.results, out, homeworks, batch.groups, progress)
         batch.messages.append(write_template(out, template(batch.results, batch.groups, out / "overrides.yaml",
                                                             homeworks)))
     return batch
 
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
-                  groups: dict[str, dict[str, list[Group]]] | None = None) -> None:
+                  groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     for result, folder in zip(results, folders):
         write_atomic(out / folder / "report.html", render_student(result, homeworks.get(result.homework or "")))
+        if progress is not None:
+            progress.advance()
     write_atomic(out / "results.json", results_json(results))
     write_atomic(out / "grades.csv", grades_csv(results, homeworks))
     write_atomic(out / "index.html", render_index(list(zip(results, folders)), "Class results", homeworks, groups))
 
 
-def _progress(items: list) -> Iterable:
-    from rich.progress import track  # only on a terminal: keeps `grade check` start-up light
-
-    return track(items, description="reading", transient=True)
+def _counted(items: list, progress: Quiet) -> Iterator:
+    for item in items:
+        yield item
+        progress.advance()

@@ -11,8 +11,8 @@ version) and must be allowed to start processes: run them with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from ..checkers import Outcome
 from ..errors import ConfigError
@@ -29,6 +29,7 @@ class DaskExecutor:
     address: str | None = None  # None: a LocalCluster on this machine
     workers: int = 2  # LocalCluster workers (one process and one thread each)
     budget: float = 2.0
+    on_done: Callable[[int], None] | None = field(default=None, compare=False)  # progress: tasks finished
 
     def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
         if not tasks:
@@ -59,6 +60,8 @@ class DaskExecutor:
             outcomes: dict[TaskKey, Outcome] = {}
             for chunk, future in zip(chunks, futures):
                 outcomes.update(zip(chunk, future.result()))
+                if self.on_done is not None:
+                    self.on_done(len(chunk))
             return outcomes
         finally:
             client.close()

@@ -14,8 +14,8 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
-from typing import Mapping, Protocol
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Protocol
 
 from ..checkers import Outcome
 from .assignment import Assignment
@@ -35,9 +35,15 @@ class InProcess:
     """Run tasks here, one after another, each under a SIGALRM budget (main thread only)."""
 
     budget: float = 2.0
+    on_done: Callable[[int], None] | None = field(default=None, compare=False)  # progress: tasks finished
 
     def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
-        return {key: run_task(task, assignments[key.homework], self.budget) for key, task in tasks.items()}
+        outcomes = {}
+        for key, task in tasks.items():
+            outcomes[key] = run_task(task, assignments[key.homework], self.budget)
+            if self.on_done is not None:
+                self.on_done(1)
+        return outcomes
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class WorkerPool:
     workers: int
     budget: float = 2.0
     memory: int = MEMORY_LIMIT
+    on_done: Callable[[int], None] | None = field(default=None, compare=False)  # progress: tasks finished
 
     def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
         on_main = threading.current_thread() is threading.main_thread()
@@ -59,12 +66,12 @@ class WorkerPool:
         # Checks that only compare short text (a written answer waiting for staff, a choice, a
         # shape) cost less than a round trip to a worker: they run here.
         trivial = {k: t for k, t in tasks.items() if _check_of(k, assignments) in TRIVIAL}
-        outcomes = InProcess(self.budget).run(trivial, assignments) if trivial else {}
+        outcomes = InProcess(self.budget, self.on_done).run(trivial, assignments) if trivial else {}
         tasks = {k: t for k, t in tasks.items() if k not in trivial}
         if not tasks:
             return outcomes
         if on_main and (self.workers <= 1 or len(tasks) <= 1):
-            return {**outcomes, **InProcess(self.budget).run(tasks, assignments)}
+            return {**outcomes, **InProcess(self.budget, self.on_done).run(tasks, assignments)}
         from pebble import ProcessExpired, ProcessPool
 
         needed = {key.homework: assignments[key.homework] for key in tasks}
@@ -84,6 +91,8 @@ class WorkerPool:
                     outcomes[key] = timed_out(self.budget)
                 except (ProcessExpired, MemoryError):
                     outcomes[key] = worker_died()
+                if self.on_done is not None:
+                    self.on_done(1)
         return outcomes
 
 

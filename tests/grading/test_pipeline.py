@@ -246,3 +246,40 @@ def test_no_module_imports_a_layer_above_its_own(root):
             if theirs and LAYERS.index(theirs) > LAYERS.index(mine):
                 upward.append(f"{module} imports {target}")
     assert upward == []
+
+
+# -- progress over the whole run ---------------------------------------------------------------------
+class Recorder:
+    def __init__(self):
+        self.stages, self.done = [], {}
+
+    def stage(self, name, total):
+        self.stages.append((name, total))
+        self.done[name] = 0
+
+    def advance(self, count=1):
+        self.done[self.stages[-1][0]] += count
+
+    def close(self):
+        pass
+
+
+def test_progress_covers_reading_checking_and_writing(root, tmp_path, monkeypatch):
+    from attngrade import batch as batch_module
+
+    recorder = Recorder()
+    monkeypatch.setattr(batch_module, "for_terminal", lambda show: recorder)
+    result = batch_module.run([root / "examples/cs224n-w21-a5"], tmp_path / "out", root / "solutions", workers=1)
+    names = [name for name, _ in recorder.stages]
+    assert [n.split()[0] for n in names] == ["reading", "checking", "writing"]
+    for name, total in recorder.stages:
+        assert recorder.done[name] == total > 0, name  # each bar runs to its end
+    assert recorder.stages[1][1] == result.stats.tasks
+
+
+def test_no_progress_is_drawn_when_not_on_a_terminal(root, tmp_path, capsys):
+    from attngrade.progress import Quiet, for_terminal
+
+    assert type(for_terminal(True)) is Quiet  # pytest's stderr is not a terminal
+    assert main(["run", str(root / "examples/eecs182-fa22-hw8"), "-o", str(tmp_path / "o"), "--workers", "1"]) == 0
+    assert capsys.readouterr().err == ""
