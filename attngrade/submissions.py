@@ -220,32 +220,47 @@ def _not_a_submission(path: Path) -> bool:
     return path.name.lower().startswith("readme") and not (is_answers_format(path) and looks_like_answers(path))
 
 
-def _is_class(folder: Path) -> bool:
-    """A folder holding several submissions: two answers files or more, or submission folders of its own."""
+def _entries(folder: Path) -> list[Path]:
     try:
-        entries = [p for p in folder.iterdir() if not _not_a_submission(p)]
-    except OSError:
-        return False
-    answers = [p for p in entries if is_answers_format(p) and looks_like_answers(p)]
-    if len(answers) >= 2:
-        return True
-    return not answers and any(p.is_dir() and not p.is_symlink() and any(
-        is_answers_format(q) and looks_like_answers(q) for q in _safe_listing(p)) for p in entries)
-
-
-def _safe_listing(folder: Path) -> list[Path]:
-    try:
-        return [p for p in folder.iterdir() if p.is_file()]
+        return sorted(p for p in folder.iterdir() if not _not_a_submission(p))
     except OSError:
         return []
+
+
+def _is_submission(folder: Path, depth: int = 0) -> bool:
+    """One student's folder: exactly one file with answers in it, and no sub-folder that is a
+    submission of its own (its other sub-folders are that student's files). A folder with no
+    file that looks like answers but exactly one answers-format file is one too: loading it
+    then says what is wrong.
+    """
+    entries = _entries(folder)
+    answers = [p for p in entries if is_answers_format(p) and looks_like_answers(p)]
+    subdirs = [p for p in entries if p.is_dir() and not p.is_symlink()]
+    if len(answers) > 1 or (depth < 3 and any(_is_submission(d, depth + 1) for d in subdirs)):
+        return False  # several answers files, or students' folders inside: a class
+    if answers:
+        return True
+    return len([p for p in entries if is_answers_format(p) and not p.is_dir()]) == 1
+
+
+def _is_class(folder: Path, depth: int = 0) -> bool:
+    """Several submissions: two files with answers or more, or a sub-folder that is a submission or a class."""
+    if depth > 3 or _is_submission(folder, depth):
+        return False
+    entries = _entries(folder)
+    if sum(1 for p in entries if is_answers_format(p) and looks_like_answers(p)) >= 2:
+        return True
+    return any(p.is_dir() and not p.is_symlink() and (_is_submission(p, depth + 1) or _is_class(p, depth + 1))
+               for p in entries)
 
 
 def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
-    A folder is one submission when it has no sub-folders and exactly one answers file;
-    otherwise every file and sub-folder in it is one (a file that is not an answers file
-    becomes an error row that says so). Hidden files and a Gradescope export's metadata
+    A folder is one submission when it holds exactly one file with answers in it (its
+    sub-folders are that student's own files); otherwise every file and sub-folder in it is
+    one (a file that is not an answers file becomes an error row that says so), and a
+    sub-folder that is itself a class folder is read as one. Hidden files and a Gradescope export's metadata
     go to `passed_over`, for the run summary.
     """
     for path in paths:
@@ -259,7 +274,7 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterat
         if passed_over is not None:
             passed_over.extend(p for p in entries if p not in visible)
         subdirs = [p for p in visible if p.is_dir() and not p.is_symlink()]
-        if not subdirs and len([p for p in visible if is_answers_format(p)]) == 1:
+        if _is_submission(path):
             yield path
             continue
         yield from (p for p in visible if p not in subdirs)  # files first, then folders, each sorted

@@ -55,7 +55,7 @@ def _terms(expr: Any, t: sympy.Symbol) -> dict | None:
         if t in coef.free_symbols or not power.is_number:
             return None
         out[power] = out.get(power, 0) + coef
-    return {k: v for k, v in out.items() if v != 0}
+    return {k: v for k, v in out.items() if not (v == 0 or (v.is_zero is None and equal(v, 0)))}
 
 
 def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
@@ -70,7 +70,7 @@ def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
         top = max(terms)
         lead = _constant(terms[top])
         if top > 0:
-            return sympy.oo if lead > 0 else -sympy.oo
+            return sympy.oo if _sign(lead) > 0 else -sympy.oo
         return lead if top == 0 else sympy.Integer(0)
     parts = _rational_parts(expr, t)
     if parts is not None:
@@ -79,7 +79,7 @@ def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
             return sympy.Integer(0)
         lead = _constant(num.LC() / den.LC())
         if num.degree() > den.degree():
-            return sympy.oo if lead > 0 else -sympy.oo
+            return sympy.oo if _sign(lead) > 0 else -sympy.oo
         if num.degree() == den.degree():
             return lead
         return sympy.Integer(0)
@@ -93,6 +93,20 @@ def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
     if value in (sympy.oo, -sympy.oo):
         return value
     return _constant(value)
+
+
+def _sign(value: Any) -> int:
+    """+1 or -1 for a nonzero constant; Undecided for one that may be zero (sqrt(3+2√2) - 1 - √2)."""
+    if value.is_positive:
+        return 1
+    if value.is_negative:
+        return -1
+    if equal(value, 0):
+        raise Undecided(f"{value} may be zero; its sign cannot be told")
+    number = sympy.N(value, EQUAL_DIGITS)
+    if not number.is_real:
+        raise Undecided(f"{value} is not real")
+    return 1 if number > 0 else -1
 
 
 def _constant(value: Any) -> Any:

@@ -18,9 +18,12 @@ from typing import Any
 from ..records import Homework, Part
 
 # `## Answer 1e.ii`, `###### answer 2d:`; up to three spaces before the hashes, as in CommonMark.
-HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+answer[ \t]+([^\s:]+)[ \t]*:?[ \t]*#*[ \t]*$", re.IGNORECASE)
+# `## Answer 1b (4 points)`: anything in parentheses after the part id is the student's own note
+HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+answer[ \t]+([^\s:()]+)[ \t]*(?:\([^)]*\))?[ \t]*:?[ \t]*#*[ \t]*$",
+                     re.IGNORECASE)
 ANY_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]")
-_FIELD_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?([A-Za-z][\w.]*)(?:\*\*)?[ \t]*:(?:[ \t]+|$)(.*)$")
+# `V: ...`, `- V: ...`, `**V**: ...`, `**V:** ...`
+_FIELD_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?([A-Za-z][\w.]*)(?:\*\*)?[ \t]*:(?:\*\*)?(?:[ \t]+|$)(.*)$")
 _WRAPPERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 FENCE = re.compile(r"^ {0,3}(```+|~~~+)[ \t]*attngrade[ \t]*$", re.IGNORECASE)
 
@@ -47,12 +50,18 @@ def block_answer(part: Part, body: str, notes: list[str] | None = None, place: s
     answer of a one-field part. Returns None for a block with nothing in it (an unfilled
     template).
     """
-    lines = body.strip("\n").splitlines()
+    lines = body.replace("\r\n", "\n").replace("\t", "    ").strip("\n").splitlines()
     names = {f.name for f in part.fields}
     kinds = {f.name: f.kind for f in part.fields}
     first = next((line for line in lines if line.strip()), None)
     if first is None:
         return None
+    starts = [i for i, line in enumerate(lines) if (m := _FIELD_LINE.match(line)) and m.group(1) in names]
+    if starts and not part.single_field and any(line.strip() for line in lines[:starts[0]]):
+        _left_out([line for line in lines[:starts[0]] if line.strip()], notes, place,
+                  f"part {part.id} (its answers start at the '{_FIELD_LINE.match(lines[starts[0]]).group(1)}:' line)",
+                  before=True)
+        lines, first = lines[starts[0]:], lines[starts[0]]
     head = _FIELD_LINE.match(first)
     if head is None or head.group(1) not in names:
         kind = kinds.get(part.fields[0].name) if part.single_field else "text"
@@ -90,9 +99,12 @@ def _until_blank(lines: list[str]) -> tuple[list[str], list[str]]:
     return lines, []
 
 
-def _left_out(rest: list[str], notes: list[str] | None, place: str, name: str) -> None:
+def _left_out(rest: list[str], notes: list[str] | None, place: str, name: str, before: bool = False) -> None:
     if rest and notes is not None:
         clipped = rest[0].strip()[:60]
+        if before:
+            notes.append(f"{place}: the text before the fields ('{clipped}'...) was not read as part of {name}")
+            return
         notes.append(f"{place}: the text after the blank line ('{clipped}'...) was not read as part of {name}; "
                      "a math answer ends at a blank line")
 

@@ -34,20 +34,44 @@ def _context() -> Any:
     return db
 
 
+COMMENT_ENVIRONMENTS = ("comment",)  # the comment package's environment: not part of the document
+
+
 def _nodes(nodes: Any) -> Iterator[Any]:
-    """Every node, depth first, comments left out (they are not part of the document)."""
-    from pylatexenc.latexwalker import LatexCommentNode
+    """Every node, depth first, into other commands' arguments too; comments left out."""
+    from pylatexenc.latexwalker import LatexCommentNode, LatexEnvironmentNode
 
     for node in nodes or []:
         if node is None or isinstance(node, LatexCommentNode):
             continue
+        if isinstance(node, LatexEnvironmentNode) and node.environmentname in COMMENT_ENVIRONMENTS:
+            continue
         yield node
         yield from _nodes(getattr(node, "nodelist", None))
+        if getattr(node, "macroname", None) not in ("answer", "attnhomework"):
+            for arg in _args(node):
+                yield from _nodes([arg] if arg is not None else [])
 
 
 def _inside(text: str, arg: Any) -> str:
-    """The text of a {group} or [optional] argument, without its brackets."""
-    return text[arg.pos + 1:arg.pos + arg.len - 1] if arg is not None else ""
+    """The text of a {group} or [optional] argument, without its brackets or % comments."""
+    from pylatexenc.latexwalker import LatexCommentNode
+
+    if arg is None:
+        return ""
+    pieces, last = [], arg.pos + 1
+    for child in getattr(arg, "nodelist", None) or []:
+        if isinstance(child, LatexCommentNode):
+            pieces.append(text[last:child.pos])
+            last = child.pos + child.len
+    pieces.append(text[last:arg.pos + arg.len - 1])
+    return "".join(pieces).replace("\r\n", "\n").replace("\t", "    ")
+
+
+def _braced(arg: Any) -> bool:
+    from pylatexenc.latexwalker import LatexGroupNode
+
+    return isinstance(arg, LatexGroupNode) and arg.delimiters[0] == "{"
 
 
 def _args(node: Any) -> list:
@@ -74,14 +98,14 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
         place = f"line {line}, column {column + 1}"
         if isinstance(node, LatexMacroNode) and node.macroname == "answer":
             args = _args(node)
-            if len(args) < 3 or args[1] is None or args[2] is None:
+            if len(args) < 3 or not _braced(args[1]) or not _braced(args[2]):
                 raise SubmissionError(f"{place}: write \\answer{{<part>}}{{<answer>}} or "
                                       "\\answer[<field>]{<part>}{<answer>}", path=str(path))
             _add(collected, _inside(text, args[1]).strip(), _inside(text, args[0]).strip(),
                  unwrap_math(_inside(text, args[2])).replace("\\%", "%"), place, text_field=False)
         elif isinstance(node, LatexEnvironmentNode) and node.environmentname == "answertext":
             args = _args(node)
-            if len(args) < 2 or args[1] is None:
+            if len(args) < 2 or not _braced(args[1]):
                 raise SubmissionError(f"{place}: write \\begin{{answertext}}[<field>]{{<part>}}", path=str(path))
             body = node.nodelist or []
             content = text[body[0].pos:body[-1].pos + body[-1].len].strip() if body else ""

@@ -49,6 +49,11 @@ def blocks(text: str) -> Iterator[Block]:
         level = len(heading.group(1))
         end = i + 1
         while end < len(lines):
+            if lines[end].lstrip().startswith(("```", "~~~")) and not FENCE.match(lines[end]):
+                marker = lines[end].lstrip()[:3]  # code inside the answer: its `# comments` are no headings
+                end = next((j for j in range(end + 1, len(lines)) if lines[j].lstrip().startswith(marker)),
+                           len(lines) - 1) + 1
+                continue
             other = ANY_HEADING.match(lines[end])
             if other and len(other.group(1)) <= level or HEADING.match(lines[end]) or FENCE.match(lines[end]):
                 break  # the next answer (at any level), a heading as high as this one, or a fence

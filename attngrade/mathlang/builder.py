@@ -571,6 +571,13 @@ class Builder:
         return Node(a.expr.T, MATRIX, a.start, end, (a.shape[1], a.shape[0]))
 
     def _matrix_power(self, base: Node, exp: Node, start: int, end: int) -> Node:
+        if (base.is_column or base.is_row) and exp.expr == 2:
+            # v^2 for a vector: a TA reads the squared norm, and so do we, saying so
+            ctx = CURRENT.get()
+            ctx.notes.append(f"read {ctx.source[base.start:exp.end].strip()} as the squared norm "
+                             f"\\|{ctx.source[base.start:base.end].strip()}\\|^2")
+            v = base.expr if base.is_column else base.expr.T
+            return Node(self._inner_expr(v, v), SCALAR, start, end)
         if base.shape[0] != base.shape[1]:
             hint = "; for a squared norm write \\|u\\|^2 or u^T u" if base.is_column else ""
             raise MathError(f"a {shape_text(base.shape)} matrix cannot be raised to a power{hint}",

@@ -164,6 +164,10 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> 
         raise MathError(f"expected math text, got {type(text).__name__}", 0)
     _scan(text, limits)
     rewritten = rewrite(text)
+    try:
+        _scan(rewritten.text, limits)  # `**` and `²` became powers: the limits hold for them too
+    except MathError as err:
+        raise _back(err, rewritten) from None
     prepared = _mark_norms(rewritten.text)
     ctx = BuildContext(table=table, source=rewritten.text, limits=limits, parse=parse)
     token = CURRENT.set(ctx)

@@ -17,7 +17,7 @@ from typing import Callable
 
 _NAME = r"[A-Za-z][A-Za-z0-9]*"
 _GREEK = r"\\(?:alpha|beta|gamma|delta|epsilon|lambda|mu|sigma|tau|theta|omega)"
-_SCRIPT = r"(?:_\{[A-Za-z0-9 ]*\}|_[A-Za-z0-9])?(?:\^\{[A-Za-z0-9 ]*\}|\^[A-Za-z0-9])?"
+_SCRIPT = r"(?:\^\{[A-Za-z0-9 ]*\}|\^[A-Za-z0-9])?"  # a power; a subscripted name may be a vector
 _FACTOR = r"(?:\d+(?:\.\d+)?(?![\d.])|(?:" + _GREEK + r"(?![A-Za-z])|[A-Za-z]+(?![A-Za-z]))" + _SCRIPT + r")"  # a number, a Greek letter, a word
 
 
@@ -42,10 +42,11 @@ _RULES: list[Rule] = [
     (re.compile(r"\\(?:hat|tilde|bar|widehat|widetilde|overline)\s*\{\s*([A-Za-z])\s*\}"),
      lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}"),
     # C^*, C^{*}: a starred letter, likewise
-    (re.compile(r"(?<![A-Za-z\\])([A-Za-z])\^\{?\s*\*\s*\}?"),
+    (re.compile(r"(?<![A-Za-z\\])([A-Za-z])\^(?:\{\s*\*\s*\}|\*)"),
      lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}"),
     # Python and Unicode spellings: A @ B, A.T, Aᵀ, x², x**2
-    (re.compile(r"\s*@\s*"), lambda m: " ", lambda m: "read @ as a matrix product"),
+    (re.compile(r"(?<=[A-Za-z0-9)\]}'])\s*@\s*(?=[A-Za-z0-9(\[\\])"), lambda m: " ",
+     lambda m: "read @ as a matrix product"),
     (re.compile(r"(?<=[A-Za-z0-9)\]}])\.T(?![A-Za-z0-9_])"), lambda m: "^T", lambda m: "read .T as ^T (a transpose)"),
     (re.compile(r"ᵀ"), lambda m: "^T", lambda m: "read ᵀ as ^T (a transpose)"),
     (re.compile(r"[²³]"), lambda m: "^" + {"²": "2", "³": "3"}[m.group(0)], lambda m: f"read {m.group(0)} as a power"),

@@ -117,3 +117,14 @@ def test_adding_a_vanishing_term_keeps_full_marks(a5, c, k, key):
 @given(c=COEFFICIENT, k=st.integers(1, 3), key=st.sampled_from(["k_a", "k_b"]))
 def test_adding_a_dominating_term_loses_full_marks(a5, c, k, key):
     assert query(a5, "1b", q=f"C(k_a + k_b) + {c} C^{{{1 + k}}} {key}").earned < 4
+
+
+def test_a_value_that_outgrows_every_polynomial_is_not_full_marks(a5):
+    # exp(beta^3) u_a beats the exp(-beta^2) weight on x2: c2 leaves u_b, whatever the other credits say
+    outcome = qkv(a5, V + r" + \exp(\beta^3) u_a u_a^T/\beta^2", "I", Q)
+    assert outcome.earned < 4
+
+
+def test_a_coefficient_that_may_be_zero_is_not_given_a_sign():
+    with pytest.raises(asymptotics.Undecided):
+        asymptotics.limit(t * (sympy.sqrt(3 + 2 * sympy.sqrt(2)) - 1 - sympy.sqrt(2)) + 1, t)

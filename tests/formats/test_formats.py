@@ -252,3 +252,49 @@ def test_grade_problems_shows_statements_and_expected_files(capsys):
     assert main(["problems", A5]) == 0
     out = capsys.readouterr().out
     assert "Give a query q" in out and "expects the file vanilla.pretrain.dev.predictions" in out
+
+
+# -- what a fresh-eyes review found --------------------------------------------------------------------
+def test_a_class_folder_with_a_loose_answers_file_and_student_folders(tmp_path):
+    from attngrade.submissions import discover
+
+    cls = tmp_path / "root" / "cls"
+    cls.mkdir(parents=True)
+    shutil.copy2(ROOT / "examples" / A5 / "full-marks.yaml", cls)
+    for who in ("Alireza1044", "PandaJunk"):
+        shutil.copytree(ROOT / "examples" / A5 / who, cls / who)
+    assert sorted(p.name for p in discover([tmp_path / "root"])) == ["Alireza1044", "PandaJunk", "full-marks.yaml"]
+    alice = tmp_path / "alice"  # one student's folder with a folder of their own files inside
+    shutil.copytree(ROOT / "examples" / A5 / "Alireza1044", alice)
+    (alice / "outputs").mkdir()
+    (alice / "outputs" / "train.log").write_text("epoch 1\n")
+    assert list(discover([alice])) == [alice]
+
+
+def test_markdown_code_bold_fields_notes_in_headings_and_windows_line_ends(tmp_path):
+    path = tmp_path / "w.md"
+    path.write_text("---\nhomework: cs224n-w21-a5\n---\n## Answer 1a (2 points)\nIt copies.\n```python\n"
+                    "# a comment, not a heading\nx = 1\n```\nThat is all.\n\n## Answer 1b\n$C(k_a+k_b)$\n\n"
+                    "## Answer 1e.ii\nMy construction:\n**V:** (u_b u_b^T - u_c u_c^T)/beta^2\n**K:** I\n"
+                    "**Q:** (u_d u_a^T + u_c u_d^T)/beta^2\n\n## Answer 1c.i\nq: C(\\mu_a +\r\n\t\\mu_b)\n")
+    sub = load_submission(path)
+    assert "# a comment, not a heading" in sub.answers["1a"]["answer"] and "That is all." in sub.answers["1a"]["answer"]
+    assert sub.answers["1b"] == {"q": "C(k_a+k_b)"}
+    assert sub.answers["1e.ii"]["K"] == "I"
+    assert any("the text before the fields ('My construction:'" in n for n in sub.notes)
+    result = grade_submission(assignment(load_homework(A5), None, self_check=True), sub)
+    parts = {v.part: v for v in result.parts}
+    assert parts["1c.i"].status == "correct" and parts["1e.ii"].status == "correct"
+
+
+def test_latex_comment_environments_comments_in_arguments_and_nested_answers(tmp_path):
+    path = tmp_path / "s.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\begin{comment}\n\\answer{1b}{k_a}\n\\end{comment}\n"
+                    "\\textbf{\\answer{1b}{C(k_a + k_b)}}\n\\answer{1c.i}{C(\\mu_a % the first mean\n + \\mu_b)}\n")
+    sub = load_submission(path)
+    assert sub.answers["1b"] == {"q": "C(k_a + k_b)"} and not sub.invalid
+    assert "%" not in sub.answers["1c.i"]["q"]
+    bare = tmp_path / "t.tex"
+    bare.write_text("\\attnhomework{cs224n-w21-a5}\\answer{1b}x")
+    with pytest.raises(SubmissionError, match=r"write \\answer\{<part>\}\{<answer>\}"):
+        load_submission(bare)

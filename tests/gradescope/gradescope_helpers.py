@@ -97,8 +97,8 @@ def check_results(data: dict[str, Any], validator: jsonschema.Draft202012Validat
     assert data["score"] == pytest.approx(sum(t["score"] for t in scored))
     for test in scored:
         assert 0 <= test["score"] <= test["max_score"] + 1e-9, test
-        if test["status"] == "passed":
-            assert test["score"] >= test["max_score"] - 1e-9, test
+        if test["status"] == "passed":  # full marks, or everything decided was earned and staff do the rest
+            assert test["score"] >= test["max_score"] - 1e-9 or "Course staff grade the rest" in test["output"], test
     numbers = [t["number"] for t in data["tests"] if "number" in t]
     assert len(numbers) == len(set(numbers))
 

@@ -70,7 +70,7 @@ ERRORS = [
     ("S", r"\log(0)", "log(0) is undefined", 5, 3),
     ("S", "log(0)", "log(0) is undefined", 4, 3),
     # matrix powers
-    ("U", "u_a^2", VEC_POWER, 1, 5),
+    ("U", "u_a^3", VEC_POWER, 1, 5),  # (u_a^2 is read as the squared norm, with a note)
     ("U", "u_a^{-1}", VEC_POWER, 1, 8),
     ("S", "A^k", "a matrix power needs a whole-number exponent", 3, 1),
     ("S", "A^{1/2}", "a matrix power needs a whole-number exponent", 3, 5),

@@ -123,3 +123,31 @@ def test_softmax_in_nyu_1_1_is_the_plain_softmax():
     # softmax(beta K^T Q) is softargmax_beta(K^T Q); softmax(K^T Q) is not (beta is not 1)
     assert graded(NYU, "1.1a", {"H": r"V softmax(\beta K^T Q)", "shape": "t x n"}).status == "correct"
     assert graded(NYU, "1.1a", {"H": r"V softmax(K^T Q)", "shape": "t x n"}).status == "partial"
+
+
+def test_a_vector_squared_is_read_as_its_squared_norm():
+    from attngrade.mathlang import parse
+
+    table = load_homework(FA22).part("3a.i").table
+    value = parse(r"\exp(q^2/(2\sigma^2))", table)
+    assert value.kind == "scalar" and r"read q^2 as the squared norm \|q\|^2" in value.notes
+    assert value.expr == parse(r"\exp(\|q\|^2/(2\sigma^2))", table).expr
+
+
+@pytest.mark.parametrize("part, written, reading", [
+    ("1c.i", r"1/2C\mu_a + 1/2C\mu_b", "C mu_a/2 + C mu_b/2"),  # a slash never swallows a vector
+    ("1b", r"C/2k_a + C/2 k_b", "C k_a/2 + C k_b/2"),
+    ("1b", r"C^* k_a + C^* k_b", "C k_a + C k_b"),
+])
+def test_rewrites_leave_alone_what_they_should(part, written, reading):
+    hw = load_homework(A5)
+    verdict = grade_answer(assignment(hw, None, self_check=True), part, written)
+    assert verdict.readings[hw.part(part).fields[0].name] == reading, verdict.feedback
+
+
+def test_powers_written_with_stars_count_against_the_limits():
+    from attngrade.errors import MathError
+    from attngrade.mathlang import parse
+
+    with pytest.raises(MathError, match="powers; at most"):
+        parse("x" + "**x" * 101, load_homework(A5).part("1b").table)
