@@ -41,8 +41,16 @@ def _nodes(nodes: Any) -> Iterator[Any]:
     """Every node, depth first, into other commands' arguments too; comments left out."""
     from pylatexenc.latexwalker import LatexCommentNode, LatexEnvironmentNode
 
+    skipping = 0  # inside \iffalse ... \fi at this level
     for node in nodes or []:
-        if node is None or isinstance(node, LatexCommentNode):
+        name = getattr(node, "macroname", None)
+        if name == "iffalse":
+            skipping += 1
+            continue
+        if name == "fi" and skipping:
+            skipping -= 1
+            continue
+        if skipping or node is None or isinstance(node, LatexCommentNode):
             continue
         if isinstance(node, LatexEnvironmentNode) and node.environmentname in COMMENT_ENVIRONMENTS:
             continue

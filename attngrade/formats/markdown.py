@@ -6,6 +6,7 @@ text is split into lines and scanned.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -28,8 +29,13 @@ class Block:
     part: str = ""
 
 
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
 def blocks(text: str) -> Iterator[Block]:
-    """Answer blocks in Markdown text, in order. Other fenced code is skipped whole."""
+    """Answer blocks in Markdown text, in order. Other fenced code is skipped whole, and
+    HTML comments (`<!-- ... -->`) are blanked out, keeping line numbers."""
+    text = _HTML_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     lines = text.splitlines()
     i = 0
     while i < len(lines):

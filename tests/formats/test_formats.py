@@ -298,3 +298,13 @@ def test_latex_comment_environments_comments_in_arguments_and_nested_answers(tmp
     bare.write_text("\\attnhomework{cs224n-w21-a5}\\answer{1b}x")
     with pytest.raises(SubmissionError, match=r"write \\answer\{<part>\}\{<answer>\}"):
         load_submission(bare)
+
+
+def test_commented_out_answers_are_not_answers(tmp_path):
+    md = tmp_path / "c.md"
+    md.write_text("---\nhomework: cs224n-w21-a5\n---\n<!--\n## Answer 1b\nk_a\n-->\n## Answer 1b\nC(k_a + k_b)\n")
+    assert load_submission(md).answers["1b"] == {"q": "C(k_a + k_b)"} and not load_submission(md).invalid
+    tex = tmp_path / "c.tex"
+    tex.write_text("\\attnhomework{cs224n-w21-a5}\n\\iffalse\n\\answer{1b}{k_a}\n\\fi\n\\answer{1b}{C(k_a + k_b)}\n")
+    sub = load_submission(tex)
+    assert sub.answers["1b"] == {"q": "C(k_a + k_b)"} and not sub.invalid
