@@ -427,6 +427,12 @@ class Builder:
         hint = ""
         word = normalize_name(text)
         close = [n for n in names if n.replace("_", "") == word.replace("_", "")]
+        if not close:  # a typo of a declared name: one letter off, or another case
+            import difflib
+
+            folded = {n.lower(): n for n in names}
+            close = ([folded[word.lower()]] if word.lower() in folded else
+                     difflib.get_close_matches(word, names, n=1, cutoff=0.75))
         if close:
             hint = f" (did you mean {close[0]}?)"
         declared = ", ".join(names) if names else "no symbols"

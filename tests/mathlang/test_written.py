@@ -151,3 +151,17 @@ def test_powers_written_with_stars_count_against_the_limits():
 
     with pytest.raises(MathError, match="powers; at most"):
         parse("x" + "**x" * 101, load_homework(A5).part("1b").table)
+
+
+@pytest.mark.parametrize("written, suggestion", [
+    (r"K_Gaus(q, k)", "did you mean K_Gauss?"),  # one letter off
+    (r"\exp(q^T k / sigmaa^2)", "did you mean sigma?"),
+    (r"Q^T k", "did you mean q?"),  # another case
+])
+def test_a_typo_of_a_declared_name_gets_did_you_mean(written, suggestion):
+    from attngrade.errors import MathError
+    from attngrade.mathlang import parse
+
+    with pytest.raises(MathError) as err:
+        parse(written, load_homework(FA22).part("3a.i").table)
+    assert suggestion in err.value.message
