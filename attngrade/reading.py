@@ -257,7 +257,16 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None) -> FileRe
         raise FieldError(part.id, field.name, f"{name} is not a regular file (a folder, pipe or device); "
                                               "submit the file itself")
     if not path.is_file():
-        raise FieldError(part.id, field.name, f"{name} is not in your submission folder")
+        import difflib
+
+        try:
+            present = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))[:500]
+        except OSError:
+            present = []
+        close = difflib.get_close_matches(name, present, n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise FieldError(part.id, field.name, f"{name} is not in your submission folder{hint}; put it next to "
+                                              "your answers file, with exactly this name, and submit again")
     size = path.stat().st_size
     if size > field.max_bytes:
         raise FieldError(part.id, field.name, f"{name} is {size} bytes; at most {field.max_bytes} are read")

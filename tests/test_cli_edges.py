@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,15 @@ def test_python_and_unicode_spellings_are_read_with_a_note(written, reading, not
     hw = load_homework("cs224n-w21-a5")
     verdict = grade_answer(assignment(hw, load_keys(ROOT / "solutions", hw)), "1e.ii", written)
     assert verdict.readings["V"] == reading and note in verdict.feedback and verdict.status == "correct"
+
+
+def test_a_missing_file_says_what_is_there_and_what_to_do(tmp_path):
+    folder = tmp_path / "s1"
+    shutil.copytree(ROOT / "examples" / "cs224n-w21-a5" / "parachutel", folder)
+    (folder / "vanilla.nopretrain.dev.predictions").rename(folder / "vanilla.nopretrain.dev.prediction")
+    hw = load_homework("cs224n-w21-a5")
+    sub = load_submission(folder)
+    verdict = grade_answer(assignment(hw, None, self_check=True), "2d", {"dev": "vanilla.nopretrain.dev.predictions"},
+                           folder=sub.folder)
+    assert ("vanilla.nopretrain.dev.predictions is not in your submission folder (did you mean "
+            "vanilla.nopretrain.dev.prediction?); put it next to your answers file") in "\n".join(verdict.feedback)
