@@ -69,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     auto.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
                       help="an instructor gold file to bundle, e.g. test=birth_test.tsv (repeatable)")
     auto.add_argument("--source", type=Path, default=None,
-                      help="attngrade source tree to build the wheel from (default: the installed checkout)")
+                      help="attngrade source tree to build the wheel from (default: the checkout attngrade runs "
+                           "from; installed from a wheel, the installed files are packed)")
 
     gs = sub.add_parser("gradescope", help="grade inside a Gradescope container (what run_autograder calls)")
     gs.add_argument("--root", type=Path, default=None,

@@ -61,10 +61,11 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
     shown = check_visibility(visibility)
     if not _SAFE_PATH.match(venv):
         raise ConfigError(f"venv {venv!r}: use an absolute path of plain characters")
-    tree = find_source_tree(source)
+    tree = find_source_tree(source) if source is not None or _installed_from_tree() else None
 
     with tempfile.TemporaryDirectory(prefix="attngrade-autograder-") as tmp:
-        wheel = build_wheel(tree, Path(tmp))
+        # From a checkout: build the wheel. Installed from a wheel: pack the installed files.
+        wheel = build_wheel(tree, Path(tmp)) if tree is not None else wheel_from_installed(Path(tmp))
         check_wheel(wheel, _forbidden(solutions, gold))
         manifest = Manifest(
             homework=homework.id, attngrade=__version__, wheel=f"wheels/{wheel.name}", solutions="solutions",
@@ -146,6 +147,54 @@ def find_source_tree(source: Path | None = None) -> Path:
         raise ConfigError(f"--source {source}: not an attngrade source tree (expected pyproject.toml naming "
                           "attngrade and the attngrade/ package next to it)")
     return tree
+
+
+def _installed_from_tree() -> bool:
+    import attngrade
+
+    return _is_source_tree(Path(attngrade.__file__).resolve().parent.parent)
+
+
+def wheel_from_installed(workdir: Path) -> Path:
+    """A wheel of the installed attngrade, packed from the files its installation recorded.
+
+    So `grade autograder` works from a plain `pip install attngrade`, with no checkout.
+    The RECORD is written anew (hashes of what is packed); byte code and installer
+    bookkeeping are left out.
+    """
+    import base64
+    import csv
+    import io
+    import zipfile
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("attngrade")
+    except metadata.PackageNotFoundError:
+        raise ConfigError("attngrade is neither installed as a distribution nor run from a checkout; "
+                          "pass the checkout with --source DIR") from None
+    info = f"attngrade-{dist.version}.dist-info"
+    skip = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
+    wheel = workdir / f"attngrade-{dist.version}-py3-none-any.whl"
+    rows = []
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for entry in sorted(dist.files or [], key=str):
+            name = str(entry).replace("\\", "/")
+            top = name.split("/")[0]
+            if (top != "attngrade" and top != info) or "__pycache__" in name or name.endswith(".pyc") \
+                    or (top == info and entry.name in skip):
+                continue
+            data = Path(entry.locate()).read_bytes()
+            archive.writestr(zipfile.ZipInfo(name, date_time=_ZIP_DATE), data, zipfile.ZIP_DEFLATED)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            rows.append((name, f"sha256={digest}", str(len(data))))
+        if not any(r[0].startswith("attngrade/") for r in rows) or not any(r[0] == f"{info}/WHEEL" for r in rows):
+            raise ConfigError(f"the installed attngrade {dist.version} did not record its files; reinstall it with "
+                              "pip, or pass a checkout with --source DIR")
+        record = io.StringIO()
+        csv.writer(record, lineterminator="\n").writerows([*rows, (f"{info}/RECORD", "", "")])
+        archive.writestr(zipfile.ZipInfo(f"{info}/RECORD", date_time=_ZIP_DATE), record.getvalue())
+    return wheel
 
 
 def _is_source_tree(tree: Path) -> bool:

@@ -111,3 +111,19 @@ def test_setup_sh_installs_the_wheel_into_a_fresh_venv_and_it_grades(autograder_
     data = gradescope.run(root, python=venv / "bin" / "python")
     assert data["score"] == 36
     assert all(t["status"] == "passed" for t in parts_by_number(data).values())
+
+    # `grade autograder` from that install alone: no checkout anywhere, the wheel packed from the
+    # installed files; the zip it builds grades the same.
+    rebuilt = tmp_path / "from-install.zip"
+    build = subprocess.run([str(venv / "bin" / "grade"), "autograder", HOMEWORK, "-o", str(rebuilt),
+                            "--solutions", str(REPO / "solutions")], cwd=empty, env=env, capture_output=True,
+                           text=True, timeout=240)
+    assert build.returncode == 0, build.stdout + build.stderr
+    with zipfile.ZipFile(rebuilt) as archive:
+        (wheel_name,) = [n for n in archive.namelist() if n.endswith(".whl")]
+        archive.extract(wheel_name, tmp_path / "rebuilt")
+    with zipfile.ZipFile(tmp_path / "rebuilt" / wheel_name) as wheel:
+        names = wheel.namelist()
+        assert "attngrade/gradescope/templates/run_autograder" in names and not any("solutions" in n for n in names)
+    again = gradescope.root(rebuilt, {"a5": REFERENCE})
+    assert gradescope.run(again, python=venv / "bin" / "python")["score"] == 29  # no --gold: the test files wait
