@@ -85,6 +85,10 @@ def answer_groups(results: Iterable[Result], parts: dict[str, Part]) -> dict[str
                 if memo not in prints:
                     prints[memo] = fingerprint(part, name, reading)
                 pieces.append(f"{name}={prints[memo]}")
+            for name in sorted(set(verdict.answers) - set(verdict.values)):
+                # written but unreadable: not the same as left blank, and two typos are two answers
+                text = verdict.answers[name]
+                pieces.append(f"{name}=unreadable:{hashlib.sha256(text.encode()).hexdigest()[:12]}")
             gid = group_id(verdict.part, "|".join(pieces))
             group = groups.setdefault(verdict.part, {}).setdefault(gid, Group(verdict.part, gid))
             group.members.append(result.student)

@@ -65,3 +65,19 @@ def test_self_check_counts_only_what_a_machine_decided(capsys):
     key_1e_i = sum(c.points for c in hw.part("1e.i").checks if c.check != "manual")
     assert last.startswith(f"machine-checked so far: 11 of {machine - key_1e_i:g} points (of 61")
     assert machine - key_1e_i + text + key_1e_i == 61
+
+
+def test_an_unreadable_field_and_a_missing_one_are_different_answer_groups():
+    from attngrade.grading import assignment, grade
+    from attngrade.groups import answer_groups
+    from attngrade.problems import load_homework
+    from attngrade.records import Submission
+
+    hw = load_homework("cs224n-w21-a5")
+    v = "(u_b u_b^T - u_c u_c^T)/beta^2"
+    subs = [Submission("typo", hw.id, {"1e.ii": {"V": v, "K": "I", "Q": "(u_d u_a^T"}}, Path("a.yaml")),
+            Submission("blank", hw.id, {"1e.ii": {"V": v, "K": "I"}}, Path("b.yaml")),
+            Submission("blank-2", hw.id, {"1e.ii": {"V": v, "K": "I"}}, Path("c.yaml"))]
+    results, _ = grade(subs, {hw.id: assignment(hw, None, self_check=True)})
+    groups = answer_groups(results, {p.id: p for p in hw.parts})["1e.ii"]
+    assert sorted(g.members for g in groups) == [["blank", "blank-2"], ["typo"]]
