@@ -128,19 +128,22 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
         gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0,
         overrides: Path | None = None, bank: Bank = BUNDLED, homework: str | None = None,
-        runner: Executor | None = None) -> Batch:
-    """Grade every submission under `paths` and write results, grades and reports to `out`."""
+        runner: Executor | None = None, rubric: bool = False) -> Batch:
+    """Grade every submission under `paths` and write results, grades and reports to `out`.
+
+    Reports go to students, so the rubric of pending parts is in them only with `rubric`.
+    """
     progress = for_terminal(show_progress)
     try:
         batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
                             homework=homework, runner=runner)
         batch.out = out
-        return _finish(batch, out, overrides, progress)
+        return _finish(batch, out, overrides, progress, rubric)
     finally:
         progress.close()
 
 
-def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet) -> Batch:
+def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
@@ -153,18 +156,20 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet) ->
         batch.results = apply_overrides(batch.results, decisions, group_of)
     with _timed(batch.timings, "write"):
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
-        write_outputs(batch.results, out, homeworks, batch.groups, progress)
+        write_outputs(batch.results, out, homeworks, batch.groups, progress, rubric=rubric)
         batch.messages.append(write_template(out, template(batch.results, batch.groups, out / "overrides.yaml",
                                                             homeworks)))
     return batch
 
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
-                  groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None) -> None:
+                  groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
+                  rubric: bool = False) -> None:
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     for result, folder in zip(results, folders):
-        write_atomic(out / folder / "report.html", render_student(result, homeworks.get(result.homework or "")))
+        write_atomic(out / folder / "report.html",
+                     render_student(result, homeworks.get(result.homework or ""), rubric=rubric))
         if progress is not None:
             progress.advance()
     write_atomic(out / "results.json", results_json(results))

@@ -44,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="time one check of one answer may take (default: 2)")
     run.add_argument("--overrides", type=Path, default=None, metavar="FILE",
                      help="scores and comments decided by course staff (see OUT/overrides.yaml)")
+    run.add_argument("--rubric-to-students", action="store_true",
+                     help="show the rubric of parts waiting for staff in the students' reports (default: not)")
     run.add_argument("--homework", default=None, metavar="ID",
                      help="the homework, for files that do not name it (notebooks without metadata)")
     run.add_argument("--bank", type=Path, default=None, metavar="DIR",
@@ -149,7 +151,8 @@ def _run(args: argparse.Namespace) -> int:
 
         runner = executor_from(args.executor, args.budget, args.workers)
     batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget,
-                overrides=args.overrides, bank=_bank(args.bank), homework=args.homework, runner=runner)
+                overrides=args.overrides, bank=_bank(args.bank), homework=args.homework, runner=runner,
+                rubric=args.rubric_to_students)
     if args.stats is not None:
         from .output import write_atomic
 

@@ -29,9 +29,9 @@ def environment() -> Environment:
     return env
 
 
-def render_student(result: Result, homework: Homework | None) -> str:
-    """One student's report page."""
-    return environment().get_template("student.html.j2").render(**student_view(result, homework))
+def render_student(result: Result, homework: Homework | None, *, rubric: bool = False) -> str:
+    """One student's report page; the rubric of pending parts only when `rubric` (a staff view, or opted in)."""
+    return environment().get_template("student.html.j2").render(**student_view(result, homework), show_rubric=rubric)
 
 
 def render_index(rows: list[tuple[Result, str]], title: str,

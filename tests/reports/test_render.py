@@ -43,7 +43,8 @@ def test_report_shows_rubric_for_pending_parts_and_heatmap_for_1e_ii():
     hw = load_homework("cs224n-w21-a5")
     result = grade_submission(assignment(hw, load_keys(ROOT / "solutions", hw)),
                               load_submission(ROOT / "examples/cs224n-w21-a5/seed-000.yaml"))
-    html = render_student(result, hw)
+    assert "Rubric:" not in render_student(result, hw)  # reports go to students: no rubric unless asked
+    html = render_student(result, hw, rubric=True)
     assert "Rubric:" in html and "pending" in html
     part = html.split('id="part-1e.ii"')[1].split("</section>")[0]
     assert "<svg" in part and "your weights" in part and "needed" in part
