@@ -65,12 +65,15 @@ def test_source_must_be_an_attngrade_tree(tmp_path):
     assert find_source_tree() == REPO  # this checkout: attngrade is installed from it
 
 
-def test_installed_from_a_wheel_is_a_clear_config_error(tmp_path, monkeypatch):
+def test_an_install_that_recorded_no_files_is_a_clear_config_error(tmp_path, monkeypatch):
+    """Away from a checkout the wheel is packed from the installed files (the slow wheel test does that
+    for real); here the distribution is this editable install, which recorded no package files."""
     fake = tmp_path / "site-packages" / "attngrade" / "__init__.py"
     fake.parent.mkdir(parents=True)
     fake.write_text("")
     monkeypatch.setattr(attngrade, "__file__", str(fake))
-    with pytest.raises(ConfigError, match=r"not from a source tree.*`pip install -e \.`.*--source DIR"):
+    with pytest.raises(ConfigError, match=r"did not record its files; reinstall it with pip, or pass a checkout "
+                                          r"with --source DIR"):
         build_autograder(HOMEWORK, tmp_path / "a.zip", solutions=SOLUTIONS)
 
 
