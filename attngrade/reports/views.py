@@ -15,6 +15,8 @@ def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
     fields = []
     for name, text in v.answers.items():
         value = v.values.get(name)
+        if isinstance(value, bool):  # a yes/no answer, however it was written (YAML's True is "yes")
+            text = "yes" if value else "no"
         fields.append({"name": name, "text": text, "reading": v.readings.get(name), "mathml": to_mathml(value)})
     evidence = v.evidence
     plot = None
@@ -24,6 +26,8 @@ def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
     files = [info for key, info in evidence.items() if key.startswith("accuracy:") and isinstance(info, dict)]
     return {
         "id": v.part, "score": v.score, "max_score": v.max_score, "status": v.status,
+        # all of the part's points wait for staff: its score is not 0, it is not there yet
+        "waiting": bool(v.pending_points) and v.score == 0 and v.pending_points >= v.max_score - 1e-9,
         "statement": part.statement if part else "", "fields": fields, "feedback": v.feedback,
         "rubric": evidence.get("rubric"), "heatmap": plot, "files": files, "mismatches": [
             info for key, info in evidence.items()

@@ -48,3 +48,23 @@ def test_report_shows_rubric_for_pending_parts_and_heatmap_for_1e_ii():
     assert "Rubric:" in html and "pending" in html
     part = html.split('id="part-1e.ii"')[1].split("</section>")[0]
     assert "<svg" in part and "your weights" in part and "needed" in part
+
+
+def test_each_answer_is_shown_once_and_booleans_as_yes_or_no():
+    hw = load_homework("cs224n-w21-a5")
+    result = grade_submission(assignment(hw, load_keys(ROOT / "solutions", hw)),
+                              load_submission(ROOT / "examples/cs224n-w21-a5/seed-000.yaml"))
+    html = render_student(result, hw)
+    part = html.split('id="part-1e.i"')[1].split("</section>")[0]
+    assert "<pre>no</pre>" in part and "False" not in part  # `possible: no` in YAML is a boolean
+    q = html.split('id="part-1e.ii"')[1].split("</section>")[0]
+    assert q.count("<math") >= 3 and "<details><summary>as written, and as read</summary>" in q
+
+
+def test_a_part_waiting_for_staff_shows_no_score_yet():
+    hw = load_homework("cs224n-w21-a5")
+    result = grade_submission(assignment(hw, load_keys(ROOT / "solutions", hw)),
+                              load_submission(ROOT / "examples/cs224n-w21-a5/seed-000.yaml"))
+    html = render_student(result, hw)
+    row = html.split('href="#part-1a"')[1].split("</tr>")[0]
+    assert "– / 2" in row and "0 / 2" not in row
