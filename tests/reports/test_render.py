@@ -50,11 +50,15 @@ def test_report_shows_rubric_for_pending_parts_and_heatmap_for_1e_ii():
     assert "<svg" in part and "your weights" in part and "needed" in part
 
 
-def test_each_answer_is_shown_once_and_booleans_as_yes_or_no():
+def _seed_000_report() -> str:
     hw = load_homework("cs224n-w21-a5")
     result = grade_submission(assignment(hw, load_keys(ROOT / "solutions", hw)),
                               load_submission(ROOT / "examples/cs224n-w21-a5/seed-000.yaml"))
-    html = render_student(result, hw)
+    return render_student(result, hw)
+
+
+def test_each_answer_is_shown_once_and_booleans_as_yes_or_no():
+    html = _seed_000_report()
     part = html.split('id="part-1e.i"')[1].split("</section>")[0]
     assert "<pre>no</pre>" in part and "False" not in part  # `possible: no` in YAML is a boolean
     q = html.split('id="part-1e.ii"')[1].split("</section>")[0]
@@ -62,9 +66,6 @@ def test_each_answer_is_shown_once_and_booleans_as_yes_or_no():
 
 
 def test_a_part_waiting_for_staff_shows_no_score_yet():
-    hw = load_homework("cs224n-w21-a5")
-    result = grade_submission(assignment(hw, load_keys(ROOT / "solutions", hw)),
-                              load_submission(ROOT / "examples/cs224n-w21-a5/seed-000.yaml"))
-    html = render_student(result, hw)
+    html = _seed_000_report()
     row = html.split('href="#part-1a"')[1].split("</tr>")[0]
     assert "– / 2" in row and "0 / 2" not in row
