@@ -58,9 +58,18 @@ def _terms(expr: Any, t: sympy.Symbol) -> dict | None:
     return {k: v for k, v in out.items() if not (v == 0 or (v.is_zero is None and equal(v, 0)))}
 
 
+def exact(value: Any) -> sympy.Basic:
+    """A sympy object as it is, a Python int as an exact Integer; nothing else (never text)."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    raise TypeError(f"expected an exact sympy value, got {type(value).__name__}")
+
+
 def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
     """lim_{t→∞} expr: a number, oo or -oo; raises Undecided otherwise."""
-    expr = sympy.sympify(expr)
+    expr = exact(expr)
     if t not in expr.free_symbols:
         return _constant(expr)
     terms = _terms(expr, t)
@@ -142,7 +151,7 @@ class Weights:
 
 def softmax_limit(scores: Sequence[Any], t: sympy.Symbol) -> Weights:
     """lim_{t→∞} softmax(scores), exactly; raises Undecided where the analysis cannot follow."""
-    scores = [sympy.sympify(s) for s in scores]
+    scores = [exact(s) for s in scores]
     top = 0
     for i in range(1, len(scores)):
         if limit(scores[i] - scores[top], t) == sympy.oo:
@@ -175,7 +184,7 @@ def _decays_polynomially(gap: Any, t: sympy.Symbol) -> bool:
 
 def equal(a: Any, b: Any) -> bool:
     """Two exact constants are equal (compared at EQUAL_DIGITS digits when sympy cannot tell)."""
-    difference = sympy.sympify(a) - sympy.sympify(b)
+    difference = exact(a) - exact(b)
     if difference == 0:
         return True
     value = sympy.N(difference, EQUAL_DIGITS + 10)

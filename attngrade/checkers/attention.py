@@ -167,7 +167,7 @@ def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[
         scores = list(q) if isinstance(q, sympy.MatrixBase) else [q]
         if len(scores) != n:
             raise asymptotics.Undecided(f"a query of {len(scores)} entries against {n} keys")
-        constant &= not any(t in sympy.sympify(x).free_symbols for x in scores)
+        constant &= not any(t in asymptotics.exact(x).free_symbols for x in scores)
         weights = asymptotics.softmax_limit(scores, t)
         total = [a + b for a, b in zip(total, weights.values)]
     return [w / len(heads) for w in total], constant
