@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator
 from .errors import ConfigError, SubmissionError
 from .grading import Assignment, Executor, Stats, assemble, assignment, executor, load_all, plan
 from .grading import run as run_tasks
+from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
 from .keys import load_keys
 from .output import folder_names, grades_csv, results_json, write_atomic
@@ -74,8 +75,7 @@ def _check_gold_names(gold: dict[str, Path], assignments: dict[str, Assignment])
     """A --gold NAME that no check of the graded homeworks reads is a typo: say so before grading."""
     import difflib
 
-    used = {str(spec.params.get("gold")) for a in assignments.values() for part in a.homework.parts
-            for spec in part.checks if spec.check == "accuracy_file" and spec.params.get("gold")}
+    used = set(gold_names([part for a in assignments.values() for part in a.homework.parts]))
     for name in gold:
         if name not in used:
             close = difflib.get_close_matches(name, sorted(used), n=1)

@@ -76,9 +76,7 @@ def grades_csv(results: list[Result], homeworks: dict[str, Homework]) -> str:
 
 def _score_cell(v: Any) -> str:
     """A part's score; blank while all of its points wait for course staff (pending is not 0)."""
-    if v.pending_points and v.pending_points >= v.max_score - v.score - 1e-9 and v.score == 0:
-        return ""
-    return _number(v.score)
+    return "" if v.waiting else _number(v.score)
 
 
 def _number(x: float) -> str:

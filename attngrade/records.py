@@ -145,6 +145,11 @@ class Verdict:
         return round(self.points.pending, 6)
 
     @property
+    def waiting(self) -> bool:
+        """Every point of the part waits for course staff: its score is not 0, it is not there yet."""
+        return bool(self.pending_points) and self.score == 0 and self.pending_points >= self.max_score - 1e-9
+
+    @property
     def flags(self) -> list[str]:
         """Integrity warnings for course staff only; they never change the score."""
         return list(self.evidence.get("flags", []))

@@ -13,13 +13,14 @@ from __future__ import annotations
 import codecs
 import re
 import stat
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
 from .errors import SubmissionError
-from .formats import FORMATS, MAX_BYTES, READ, is_answers_format, read_carrier
+from .formats import MAX_BYTES, READ, is_answers_format, read_carrier
 from .records import Submission
 
 MAX_YAML_BYTES = 2_000_000
@@ -177,17 +178,29 @@ _LOOKS = {
 def looks_like_answers(path: Path) -> bool:
     """Whether a file of an answers format has answers in it (a cheap look, no parsing).
 
-    Only a regular file is opened: a named pipe would block, a device never end.
+    Only a regular file is opened: a named pipe would block, a device never end. Finding a
+    class's submissions asks about a file more than once: each file is read once.
     """
     try:
-        if path.is_symlink() or not stat.S_ISREG(path.stat().st_mode):
+        if path.is_symlink():
             return False
-        with path.open("rb") as handle:
-            data = handle.read(MAX_BYTES.get(path.suffix.lower(), MAX_YAML_BYTES))
+        info = path.stat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    return _sniff(str(path), info.st_mtime_ns, info.st_size)
+
+
+@lru_cache(maxsize=4096)
+def _sniff(path: str, mtime_ns: int, size: int) -> bool:  # noqa: ARG001 - mtime and size key the cache
+    suffix = Path(path).suffix.lower()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES.get(suffix, MAX_YAML_BYTES))
     except OSError:
         return False
     text = data.decode("utf-8", errors="replace")
-    suffix = path.suffix.lower()
     kind = "yaml" if suffix in YAML_SUFFIXES else "latex" if suffix == ".tex" else "heading"
     return _LOOKS[kind].search(text) is not None
 
@@ -205,8 +218,7 @@ def answers_file(folder: Path) -> Path:
 
 
 def _answers_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() in FORMATS and not _not_a_submission(p)
-                  and not p.is_dir())
+    return [p for p in _entries(folder) if is_answers_format(p) and not p.is_dir()]
 
 
 # Files a course tool writes next to the submissions, never a student's answers.
@@ -240,7 +252,7 @@ def _is_submission(folder: Path, depth: int = 0) -> bool:
         return False  # several answers files, or students' folders inside: a class
     if answers:
         return True
-    return len([p for p in entries if is_answers_format(p) and not p.is_dir()]) == 1
+    return len(_answers_files(folder)) == 1
 
 
 def _is_class(folder: Path, depth: int = 0) -> bool:

@@ -371,6 +371,18 @@ def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str,
     return p
 
 
+def gold_names(parts: Any) -> dict[str, list[int]]:
+    """The gold names the accuracy checks of `parts` read: NAME -> the `lines` those checks expect."""
+    names: dict[str, list[int]] = {}
+    for part in parts:
+        for spec in part.checks:
+            name = (spec.params or {}).get("gold") if spec.check == "accuracy_file" else None
+            if isinstance(name, str):
+                lines = (spec.params or {}).get("lines")
+                names.setdefault(name, []).extend([lines] if isinstance(lines, int) else [])
+    return names
+
+
 def _gold_label(name: str) -> str:
     return f"the {name} set" if name in DEFAULT_LINES else f"the '{name}' gold"
 

@@ -29,6 +29,7 @@ from typing import Mapping
 
 from .. import __version__
 from ..checkers.accuracy import PACKAGED, load_gold
+from ..checkers.accuracy import gold_names as accuracy_gold_names
 from ..errors import ConfigError
 from ..grading import assignment
 from ..keys import keys_path, load_keys
@@ -89,15 +90,8 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
 
 # -- checks before anything is built -----------------------------------------------------
 def gold_names(homework: Homework) -> dict[str, list[int]]:
-    """Instructor gold the homework's checks can use: NAME -> the `lines` its checks expect."""
-    names: dict[str, list[int]] = {}
-    for part in homework.parts:
-        for spec in part.checks:
-            name = (spec.params or {}).get("gold")
-            if isinstance(name, str) and name not in PACKAGED:
-                lines = (spec.params or {}).get("lines")
-                names.setdefault(name, []).extend([lines] if isinstance(lines, int) else [])
-    return names
+    """Instructor gold the homework's checks can use (the packaged dev gold is not instructor gold)."""
+    return {name: lines for name, lines in accuracy_gold_names(homework.parts).items() if name not in PACKAGED}
 
 
 def _check_gold(homework: Homework, gold: dict[str, Path]) -> dict[str, Path]:

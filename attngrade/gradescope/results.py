@@ -105,7 +105,7 @@ def results(result: Result, selfcheck: Result, ctx: Context, execution_time: flo
 
 
 def _part_test(part: Part, title: str, verdict: Verdict, points: PartPoints, visibility: str) -> dict[str, Any]:
-    machine = round(sum(s.points for s in part.checks if s.check != "manual"), 6)  # the same for everyone
+    machine = round(points.decided + points.staff, 6)  # a part's machine points: the same for everyone
     score = round(min(verdict.score, machine), 6)
     # points left to staff are not failed points: the test passes when all it decided was earned
     failed = verdict.status in ("incorrect", "partial", "invalid", "missing", "error") or score < points.decided - 1e-9

@@ -26,8 +26,7 @@ def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
     files = [info for key, info in evidence.items() if key.startswith("accuracy:") and isinstance(info, dict)]
     return {
         "id": v.part, "score": v.score, "max_score": v.max_score, "status": v.status,
-        # all of the part's points wait for staff: its score is not 0, it is not there yet
-        "waiting": bool(v.pending_points) and v.score == 0 and v.pending_points >= v.max_score - 1e-9,
+        "waiting": v.waiting,
         "statement": part.statement if part else "", "fields": fields, "feedback": v.feedback,
         "rubric": evidence.get("rubric"), "heatmap": plot, "files": files, "mismatches": [
             info for key, info in evidence.items()
