@@ -79,12 +79,14 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     """
     p = ctx.spec.params
     n = int(p["n"])
-    positions = {name: int(i) - 1 for name, i in p["positions"].items()}
+    table = ctx.part.table
+    heads = [answers[f] for f in ctx.spec.fields]
+    positions = _key_positions(p["positions"], [h.expr for h in heads], table, n)
+    if isinstance(positions, Outcome):
+        return positions
     target = np.zeros(n)
     for name, w in p["target"].items():
         target[positions[name]] = float(w)
-    table = ctx.part.table
-    heads = [answers[f] for f in ctx.spec.fields]
     free = _free_scalars([h.expr for h in heads], table)
     notes = []
     if any(h.shape and h.shape[0] == 1 for h in heads):
@@ -92,7 +94,8 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     sampled = _sampled_query_weights(heads, ctx, positions, n, free)
     if isinstance(sampled, Outcome):
         return sampled
-    evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist()}
+    evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist(),
+                                "labels": _key_labels(positions, n)}
     try:
         exact, constant = _exact_query_weights(heads, ctx, positions, n, free)
     except (asymptotics.Undecided, EvaluationError, ValueError, TypeError) as err:
@@ -123,6 +126,31 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     return _wrong_query(p, n, positions, target, limit_weights, constant, len(heads), notes, evidence, ctx)
 
 
+def _key_positions(declared: Mapping[str, int], exprs: Sequence[Any], table: Any,
+                   n: int) -> "dict[str, int] | Outcome":
+    """0-based key positions: the problem's own, then any other key the answer names (k_c, k_i).
+
+    A TA reads k_c in an answer about k_a and k_b as one more of the n orthonormal keys;
+    each such name takes the next position the problem leaves free.
+    """
+    positions = {name: int(i) - 1 for name, i in declared.items()}
+    spare = [i for i in range(n) if i not in positions.values()]
+    named = {spec.name for e in exprs for spec in table.others(e)}
+    if len(named) > len(spare):
+        return Outcome(0.0, (f"your answer names {len(named)} other keys ({', '.join(sorted(named))}), but there "
+                             f"are only n = {n} keys, {len(spare)} of them besides {', '.join(positions)}",),
+                       invalid=True)
+    positions.update(zip(sorted(named), spare))
+    return positions
+
+
+def _key_labels(positions: Mapping[str, int], n: int) -> list[str]:
+    """The name of each key position for the report's axes (k_1.. where no name is given)."""
+    names = {i: name for name, i in positions.items()}
+    base = next(iter(positions), "k_").split("_")[0]
+    return [names.get(i, f"{base}_{i + 1}") for i in range(n)]
+
+
 def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
                            free: set) -> "list[np.ndarray] | Outcome":
     """The heads' average weights at growing values of the constant (evidence for the report)."""
@@ -130,7 +158,7 @@ def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mappin
     rng = np.random.default_rng(ctx.seed)
     noise = float(ctx.spec.params.get("noise", 0.0))
     keys = np.eye(n) + np.sqrt(noise) * rng.normal(size=(n, n))  # column i is key i
-    env = {table.specs[name].sympy: np.eye(n)[:, i : i + 1] for name, i in positions.items()}
+    env = {_key_symbol(table, name): np.eye(n)[:, i : i + 1] for name, i in positions.items()}
     dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
     weights_by_scale = []
     for s in QUERY_SCALES:
@@ -148,6 +176,11 @@ def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mappin
     return weights_by_scale
 
 
+def _key_symbol(table: Any, name: str) -> Any:
+    spec, _ = table.resolve(name)
+    return spec.sympy
+
+
 def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
                          free: set) -> tuple[list[Any], bool]:
     """The heads' average limiting weights, exactly, and whether they do not depend on the constant."""
@@ -157,7 +190,7 @@ def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[
     for name, i in positions.items():
         unit = sympy.zeros(n, 1)
         unit[i] = 1
-        env[table.specs[name].sympy] = sympy.ImmutableMatrix(unit)
+        env[_key_symbol(table, name)] = sympy.ImmutableMatrix(unit)
     env.update({c: t for c in free})
     dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
     total = [sympy.Integer(0)] * n

@@ -8,7 +8,7 @@ turned into a sympy object, except the one free "large constant" a part may allo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Mapping
 
@@ -29,6 +29,7 @@ _GREEK = {
 }
 GREEK_NAMES = frozenset(_GREEK.values()) | {"varphi", "varepsilon", "Beta", "ell"}
 
+_MEMBER = re.compile(r"^([^\W\d_]+)_([A-Za-z0-9]{1,3})$")
 _NAME = re.compile(r"^(\\?[^\W\d_]+)(?:_\{?(\\?[^\W_]+)\}?)?(?:\^\{\((\w+)\)\})?$")
 
 
@@ -76,6 +77,9 @@ class SymbolSpec:
     params: Mapping[str, Any] = field(default_factory=dict)  # functions defined by `define`: name -> spec
     impl: str | None = None  # functions only: a built-in numeric implementation
     impl_params: Mapping[str, str] = field(default_factory=dict)  # impl parameter -> scalar symbol
+    # A family with more members than the part names (keys k_1..k_n of which k_a and k_b
+    # matter): other members a student may name (k_c, k_i), read with this note.
+    others: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -116,6 +120,9 @@ class SymbolTable:
         self.juxtaposed_inner = juxtaposed_inner
         self._lookup: dict[str, tuple[str, str | None]] = {}
         self.free_scalar = free_scalar
+        self._open = {name.split("_")[0]: spec for spec in specs if spec.others
+                      for name in (spec.name, *spec.aliases)}
+        self._others: dict[str, SymbolSpec] = {}
         for spec in specs:
             if spec.name in self.specs:
                 raise ConfigError(f"symbol {spec.name} is declared twice")
@@ -153,6 +160,7 @@ class SymbolTable:
                     params=dict(raw.pop("params", {}) or {}),
                     impl=raw.pop("impl", None),
                     impl_params=dict(raw.pop("impl_params", {}) or {}),
+                    others=raw.pop("others", None),
                 )
             )
             if raw:
@@ -161,11 +169,29 @@ class SymbolTable:
 
     def resolve(self, text: str) -> tuple[SymbolSpec, str | None] | None:
         """The spec a spelling names, and a note if it was a lenient alias."""
-        hit = self._lookup.get(normalize_name(text))
+        word = normalize_name(text)
+        hit = self._lookup.get(word)
         if hit is None:
-            return None
+            return self._other_member(word)
         name, note = hit
         return self.specs[name], note
+
+    def _other_member(self, word: str) -> tuple[SymbolSpec, str | None] | None:
+        """k_c or k_i where the part names k_a, k_b of the keys k_1..k_n: one more member."""
+        m = _MEMBER.match(word)
+        template = self._open.get(m.group(1)) if m else None
+        if template is None:
+            return None
+        if word not in self._others:
+            self._others[word] = replace(template, name=word, aliases=(), alias_note={}, others=None,
+                                         note=template.others.format(name=word))
+        spec = self._others[word]
+        return spec, spec.note
+
+    def others(self, expr: Any) -> list[SymbolSpec]:
+        """The undeclared family members an expression names, in name order."""
+        names = {str(s) for s in getattr(expr, "free_symbols", ())}
+        return [spec for name, spec in sorted(self._others.items()) if name in names]
 
     def names(self) -> list[str]:
         """Declared names, for 'this part declares: ...' messages."""

@@ -49,6 +49,16 @@ CASES = [
     (A5, "1b", "Ck_a + Ck_b", {"q": "C k_a + C k_b"}, "correct", None),
     (SP23, "b", {"added": r"x_1^Tx_2 + x_1^Tp_2 + p_1^Tx_2 + p_1^Tp_2",
                  "concatenated": r"x_1^T x_2 + p_1^T p_2"}, None, "correct", None),
+    # other keys and indices a TA reads as more of the problem's keys
+    (A5, "1b", "C(k_a + k_b) + k_c", {"q": "C (k_a + k_b) + k_c"}, "correct",
+     "read k_c as one of the other keys (not k_a or k_b)"),
+    (A5, "1b", "C(k_a + k_b + k_c)", {"q": "C (k_a + k_b + k_c)"}, "incorrect",
+     "so c → 1/3 v_c + 1/3 v_a + 1/3 v_b, not 1/2 v_a + 1/2 v_b"),
+    (A5, "1b", "C(k_i + k_j)", {"q": "C (k_i + k_j)"}, "incorrect", "read k_j as one of the other keys"),
+    (A5, "1c.i", r"C(\mu_a + \mu_b) - \mu_e", {"q": "-mu_e + C (mu_a + mu_b)"}, "correct",
+     "read mu_e as the mean of one of the other keys"),
+    (A5, "1d.i", {"q1": "C mu_a + k_c", "q2": "C mu_b"}, {"q1": "C mu_a + k_c"}, "correct",
+     "read k_c as the mean of one of the other keys"),
     # decorated free constants
     (A5, "1b", r"\hat{c}(k_a + k_b)", {"q": "c (k_a + k_b)"}, "correct", r"read \hat{c} as c"),
     (A5, "1b", r"\tilde{C}(k_a + k_b)", {"q": "C (k_a + k_b)"}, "correct", r"read \tilde{C} as C"),
@@ -88,8 +98,14 @@ def test_written_notation_reads_as_a_ta_reads_it(homework, part, answer, reading
     if status:
         assert verdict.status == status, verdict.feedback
     if note:
-        assert note in verdict.feedback
+        assert any(note in line for line in verdict.feedback), verdict.feedback
     assert not any("unknown symbol" in line or "cannot appear" in line for line in verdict.feedback)
+
+
+def test_more_other_keys_than_the_problem_has_is_a_clear_error():
+    verdict = graded(A5, "1b", "C(k_a + k_b) + k_c + k_d + k_e + k_f + k_g")
+    assert verdict.status == "invalid"
+    assert "names 5 other keys (k_c, k_d, k_e, k_f, k_g), but there are only n = 6 keys" in " ".join(verdict.feedback)
 
 
 def test_an_unmatched_choice_lists_the_options():
