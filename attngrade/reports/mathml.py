@@ -1,17 +1,21 @@
-"""Answers as MathML: from our own sympy reading, never from the student's raw LaTeX.
+"""Answers and statements as MathML: answers from our own sympy reading, never from the
+student's raw LaTeX; statements from the bank's own inline LaTeX (`$...$`).
 
 The reading holds only symbols the part declares, so its LaTeX is ours; the MathML
-latex2mathml makes of it is still passed through an allowlist of MathML elements and
-attributes before it is marked safe, so nothing but math can reach the page.
+latex2mathml makes of it (and of a statement's math) is still passed through an allowlist
+of MathML elements and attributes before it is marked safe, so nothing but math can reach
+the page. The text between a statement's math segments is escaped.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from functools import lru_cache
 from typing import Any
 
 import sympy
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from sympy.printing.latex import LatexPrinter
 
 from ..mathlang import Value
@@ -73,21 +77,72 @@ _CACHE: dict[str, Markup | None] = {}
 
 
 def _convert(value: Value) -> Markup | None:
+    return latex_to_mathml(latex(value))
+
+
+def latex_to_mathml(tex: str, display: bool = False) -> Markup | None:
+    """Sanitized MathML for a piece of LaTeX, or None when latex2mathml cannot read it."""
     try:
         from latex2mathml.converter import convert
 
-        raw = convert(latex(value))
+        raw = convert(tex, display="block" if display else "inline")
         return Markup(sanitize(raw))
-    except Exception:  # noqa: BLE001 - a reading we cannot draw is shown as text instead
+    except Exception:  # noqa: BLE001 - math we cannot draw is shown as text instead
         return None
 
 
+# $$display$$ or $inline$; a backslash-escaped \$ is a dollar sign, not a delimiter.
+_MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(.+?)(?<!\\)\$", re.DOTALL)
+
+
+@lru_cache(maxsize=1024)
+def statement_html(text: str) -> Markup:
+    """A statement with inline LaTeX: math segments as sanitized MathML, the text between escaped.
+
+    A segment latex2mathml cannot read is shown as its source, escaped, in <code>.
+    """
+    out: list[str] = []
+    at = 0
+    for m in _MATH.finditer(text):
+        out.append(_text(text[at:m.start()]))
+        tex = m.group(1) if m.group(1) is not None else m.group(2)
+        math = latex_to_mathml(tex.strip(), display=m.group(1) is not None) if tex.strip() else None
+        out.append(str(math) if math is not None else f"<code>{escape(m.group(0))}</code>")
+        at = m.end()
+    out.append(_text(text[at:]))
+    return Markup("".join(out))
+
+
+def _text(segment: str) -> str:
+    return str(escape(segment.replace("\\$", "$")))
+
+
+_FENCES = {"(", ")", "[", "]", "{", "}", "|", "\u2016", "\u27e8", "\u27e9", "\u2308", "\u2309", "\u230a", "\u230b"}
+
+
 def sanitize(mathml: str) -> str:
-    """Keep only allowlisted MathML elements and attributes; drop everything else."""
+    """Keep only allowlisted MathML elements and attributes; drop everything else.
+
+    The brackets around a matrix are marked stretchy, so they grow with its rows in every
+    browser (latex2mathml leaves `bmatrix`'s brackets plain).
+    """
     root = ET.fromstring(mathml)
     _clean(root)
+    _stretch_fences(root)
     ET.register_namespace("", _NS[1:-1])
     return ET.tostring(root, encoding="unicode", short_empty_elements=False)
+
+
+def _stretch_fences(element: ET.Element) -> None:
+    children = list(element)
+    if any(c.tag.replace(_NS, "") == "mtable" for c in children):
+        for c in children:
+            if c.tag.replace(_NS, "") == "mo" and (c.text or "").strip() in _FENCES:
+                c.set("stretchy", "true")
+                c.set("fence", "true")
+                c.set("symmetric", "true")
+    for c in children:
+        _stretch_fences(c)
 
 
 def _clean(element: ET.Element) -> None:

@@ -5,29 +5,72 @@ from __future__ import annotations
 from typing import Any
 
 from ..groups import Group
-from ..records import Homework, Result, Verdict
-from .mathml import to_mathml
+from ..records import Homework, Part, Result, Verdict
+from .mathml import statement_html, to_mathml
 from .plots import heatmap, histogram
+
+ATTENTION_CHECKS = ("attention_query", "attention_qkv")
+
+
+def answer_fields(v: Verdict) -> list[dict[str, Any]]:
+    """Each field of an answer: as written (yes/no for a boolean, however it was written), read, drawn."""
+    fields = []
+    for name, text in v.answers.items():
+        value = v.values.get(name)
+        if isinstance(value, bool):  # YAML's True is "yes"
+            text = "yes" if value else "no"
+        fields.append({"name": name, "text": text, "reading": v.readings.get(name), "mathml": to_mathml(value)})
+    return fields
+
+
+def _spaced(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def axis_names(part: Part | None, evidence: Any) -> tuple[list[str] | None, list[str] | None, str | None]:
+    """The heatmap's query and key names as the problem writes them, and a title if the rows are averaged.
+
+    The check's own `labels` evidence ({"queries": [...], "keys": [...]}) wins; otherwise the
+    names come from the attention check's params (named key positions, the symbols that
+    define the inputs). None where they are not known: the plot then numbers them.
+    """
+    given = evidence.get("labels")
+    if isinstance(given, dict) and (given.get("keys") or given.get("queries")):
+        return given.get("queries"), given.get("keys"), None
+    spec = next((c for c in part.checks if c.check in ATTENTION_CHECKS), None) if part else None
+    if spec is None:
+        return None, None, None
+    p = spec.params
+    try:
+        if spec.check == "attention_query":
+            named = {int(i) - 1: str(name) for name, i in p["positions"].items()}
+            stem = next(iter(named.values())).partition("_")[0]
+            keys = [named.get(j, f"{stem}_{j + 1}") for j in range(int(p["n"]))]
+            heads = list(spec.fields)
+            if len(heads) > 1:
+                return ["mean"], keys, f"weights on the keys, averaged over the heads {', '.join(heads)}"
+            return heads, keys, None
+        defined = {_spaced(s.define): name for name, s in part.table.specs.items() if s.define}
+        inputs = [defined.get(_spaced(x), f"x_{j + 1}") for j, x in enumerate(p["inputs"])]
+        return [f"q_{i + 1}" for i in range(len(inputs))], inputs, None
+    except (KeyError, TypeError, ValueError, StopIteration, AttributeError):
+        return None, None, None
 
 
 def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
     part = homework.part(v.part) if homework else None
-    fields = []
-    for name, text in v.answers.items():
-        value = v.values.get(name)
-        if isinstance(value, bool):  # a yes/no answer, however it was written (YAML's True is "yes")
-            text = "yes" if value else "no"
-        fields.append({"name": name, "text": text, "reading": v.readings.get(name), "mathml": to_mathml(value)})
+    fields = answer_fields(v)
     evidence = v.evidence
     plot = None
     if "weights" in evidence:
+        rows, cols, averaged = axis_names(part, evidence)
         title = "attention weights as β grows" if isinstance(evidence["weights"][0], list) else "weights on the keys"
-        plot = heatmap(evidence["weights"], evidence.get("target_weights"), title)
+        plot = heatmap(evidence["weights"], evidence.get("target_weights"), averaged or title, rows, cols)
     files = [info for key, info in evidence.items() if key.startswith("accuracy:") and isinstance(info, dict)]
     return {
         "id": v.part, "score": v.score, "max_score": v.max_score, "status": v.status,
         "waiting": v.waiting,
-        "statement": part.statement if part else "", "fields": fields, "feedback": v.feedback,
+        "statement": statement_html(part.statement) if part else "", "fields": fields, "feedback": v.feedback,
         "rubric": evidence.get("rubric"), "heatmap": plot, "files": files, "mismatches": [
             info for key, info in evidence.items()
             if key.startswith("equivalent:") and isinstance(info, dict) and info.get("mismatch")],
@@ -62,8 +105,8 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
                 part_groups.append({
                     "id": g.id, "count": g.count, "status": example.status if example else "",
                     "score": example.score if example else 0.0, "max_score": part.points,
-                    "fields": [{"name": n, "text": t, "mathml": to_mathml(example.values.get(n))}
-                               for n, t in (example.answers.items() if example else [])],
+                    "waiting": bool(example and example.waiting),
+                    "fields": answer_fields(example) if example else [],
                     "members": [(m, folder_of.get(m)) for m in g.members],
                 })
             parts.append({"id": part.id, "points": part.points, "mean": mean, "pass_rate": passed,

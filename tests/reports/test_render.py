@@ -9,7 +9,7 @@ from attngrade.keys import load_keys
 from attngrade.mathlang import parse
 from attngrade.problems import load_homework
 from attngrade.reports import render_student
-from attngrade.reports.mathml import sanitize, to_mathml
+from attngrade.reports.mathml import latex_to_mathml, sanitize, statement_html, to_mathml
 from attngrade.submissions import load_submission
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,3 +69,58 @@ def test_a_part_waiting_for_staff_shows_no_score_yet():
     html = _seed_000_report()
     row = html.split('href="#part-1a"')[1].split("</tr>")[0]
     assert "– / 2" in row and "0 / 2" not in row
+
+
+def test_statement_math_is_mathml_and_its_text_is_escaped():
+    html = str(statement_html(r"Scores $k_i^\top q$ <b>bold</b> & $$\frac{a}{b}$$, $\bad{$, \$5 and a lone $"))
+    assert html.startswith("Scores <math") and "<msubsup>" in html and "<mfrac>" in html
+    assert 'display="block"' in html  # $$...$$
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp;" in html and "<b>" not in html
+    assert "<code>$\\bad{$</code>" in html  # LaTeX latex2mathml cannot read: its source, escaped
+    assert "$5 and a lone $" in html
+
+
+def test_statement_math_cannot_smuggle_markup():
+    html = str(statement_html(r"$x<script>alert(1)</script>$ and $\text{<img src=x onerror=alert(1)>}$"))
+    assert "<script" not in html and "<img" not in html
+
+
+def test_matrix_brackets_stretch_even_from_plain_bmatrix():
+    markup = str(latex_to_mathml(r"\begin{bmatrix}1 & 2\\3 & 4\end{bmatrix}"))
+    assert markup.count('<mo stretchy="true" fence="true" symmetric="true">') == 2 and "<mtable>" in markup
+
+
+def test_heatmap_axes_use_the_problems_names():
+    html = _seed_000_report()
+    query = html.split('id="part-1b"')[1].split("</section>")[0]
+    assert ">k<tspan" in query and "<tspan" in query and ">a</tspan>" in query and ">b</tspan>" in query
+    assert ">k<tspan font-size=\"10\" dy=\"4\">1</tspan>" in query  # the unnamed keys are k_1.. by position
+    means = html.split('id="part-1c.i"')[1].split("</section>")[0]
+    assert "μ<tspan" in means
+    heads = html.split('id="part-1d.i"')[1].split("</section>")[0]
+    assert "averaged over the heads q1, q2" in heads
+    qkv = html.split('id="part-1e.ii"')[1].split("</section>")[0]
+    assert ">x<tspan" in qkv and ">q<tspan" in qkv
+    assert "no requirement on this query" in qkv  # the routing target says nothing about query 3
+
+
+def test_heatmap_labels_from_evidence_win_and_fall_back_to_numbers():
+    from attngrade.reports.plots import heatmap
+
+    named = str(heatmap([0.5, 0.5], None, "t", ["q"], ["k_a", "mu_b"]))
+    assert ">k<tspan" in named and "μ<tspan" in named
+    wrong_count = str(heatmap([0.2, 0.3, 0.5], None, "t", ["q"], ["k_a"]))  # names that do not fit: numbered
+    assert wrong_count.count("<tspan") == 3 and "k_a" not in wrong_count
+    assert "<tspan" in str(heatmap([[1, 0], [0, 1]], [[0, 1], [1, 0]], "t"))
+
+
+def test_class_page_shows_yes_no_and_no_score_for_groups_waiting_for_staff(tmp_path):
+    from attngrade.cli import main
+
+    assert main(["run", str(ROOT / "examples/cs224n-w21-a5"), "-o", str(tmp_path), "--solutions",
+                 str(ROOT / "solutions"), "--workers", "0"]) == 0
+    index = (tmp_path / "index.html").read_text()
+    groups = index.split('id="groups-cs224n-w21-a5-1e.i"')[1].split("</details>")[0]
+    assert "False" not in groups and "True" not in groups and "<code>no</code>" in groups
+    waiting = index.split('id="groups-cs224n-w21-a5-1a"')[1].split("</details>")[0]
+    assert "–/2" in waiting and "0/2" not in waiting
