@@ -2,54 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
-import pytest
-
-from attngrade.cli import main
-
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-if CHROMIUM is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must have Chromium: .ci/run installs the Debian package 'chromium'")
-    pytest.skip("no Chromium on this machine (apt-get install chromium)", allow_module_level=True)
-
-playwright = pytest.importorskip("playwright.sync_api")
+# Fixtures (browser, out, open_page) are in conftest.py; they skip without Chromium.
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("reports")
-    classes = [ROOT / "examples/cs224n-w21-a5", ROOT / "tests/data/classes/same-matrix-notations"]
-    assert main(["run", *map(str, classes), "-o", str(folder), "--solutions", str(ROOT / "solutions"),
-                 "--workers", "0"]) == 0
-    return folder
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
-def open_page(browser, path: Path):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return page, problems
-
-
-def test_student_report_loads_cleanly_with_mathml_and_heatmap(browser, out):
-    page, problems = open_page(browser, out / "seed-000" / "report.html")
+def test_student_report_loads_cleanly_with_mathml_and_heatmap(open_page, out):
+    page, problems = open_page(out / "seed-000" / "report.html")
     assert problems == []
     assert page.locator("math").count() >= 5  # answers rendered as MathML, not images or script
     assert page.locator("script").count() == 0
@@ -58,16 +15,16 @@ def test_student_report_loads_cleanly_with_mathml_and_heatmap(browser, out):
     assert "c1 ≈ u_b, not u_b - u_c" in page.locator('[id="part-1e.ii"]').inner_text()
 
 
-def test_prediction_file_evidence_is_shown(browser, out):
-    page, problems = open_page(browser, out / "parachutel" / "report.html")
+def test_prediction_file_evidence_is_shown(open_page, out):
+    page, problems = open_page(out / "parachutel" / "report.html")
     assert problems == []
     text = page.locator('[id="part-2f"]').inner_text()
     assert "133/500 = 26.6%" in text and "pass line 10.0%: reached" in text
     assert page.locator('[id="part-2f"] table.file td code').count() >= 2  # first mismatching lines
 
 
-def test_hostile_answers_run_no_script(browser, out):
-    page, problems = open_page(browser, out / "hostile-text" / "report.html")
+def test_hostile_answers_run_no_script(open_page, out):
+    page, problems = open_page(out / "hostile-text" / "report.html")
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert page.locator("img").count() == 0 and page.locator("script").count() == 0
     body = page.locator("body").inner_text()
@@ -75,8 +32,8 @@ def test_hostile_answers_run_no_script(browser, out):
     assert problems == []
 
 
-def test_class_page_groups_notations_into_one_group(browser, out):
-    page, problems = open_page(browser, out / "index.html")
+def test_class_page_groups_notations_into_one_group(open_page, out):
+    page, problems = open_page(out / "index.html")
     assert problems == []
     assert page.locator("math").count() > 0 and page.locator(".plot svg").count() >= 1  # histogram
     groups = page.locator('[id="groups-cs224n-w21-a5-1e.ii"] tr.group')
@@ -91,9 +48,9 @@ def test_class_page_groups_notations_into_one_group(browser, out):
     assert not any("different-construction" in k and "latex" in k for k in counts)  # other K, Q: own group
 
 
-def test_screenshots_of_a_report_and_the_class_page(browser, out, tmp_path):
+def test_screenshots_of_a_report_and_the_class_page(open_page, out, tmp_path):
     for name, path in (("report", out / "seed-000" / "report.html"), ("class", out / "index.html")):
-        page, problems = open_page(browser, path)
+        page, problems = open_page(path)
         shot = tmp_path / f"{name}.png"
         page.screenshot(path=str(shot), full_page=True)
         assert problems == []
