@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
 import sympy
 
 from ..deadline import BudgetExceeded, time_limit
@@ -51,11 +52,27 @@ def _terms(expr: Any, t: sympy.Symbol) -> dict | None:
     """
     out: dict = {}
     for term in sympy.Add.make_args(sympy.expand(expr)):
-        coef, power = term.as_coeff_exponent(t)
-        if t in coef.free_symbols or not power.is_number:
+        split = _term(term, t)
+        if split is None:
             return None
+        coef, power = split
         out[power] = out.get(power, 0) + coef
     return {k: v for k, v in out.items() if not (v == 0 or (v.is_zero is None and equal(v, 0)))}
+
+
+def _term(term: Any, t: sympy.Symbol) -> tuple[Any, Any] | None:
+    """c·t^k as (c, k), or None when t appears otherwise (log t, exp t, t^t)."""
+    coef, power = [], sympy.Integer(0)
+    for factor in sympy.Mul.make_args(term):
+        if factor == t:
+            power += 1
+        elif factor.is_Pow and factor.base == t and factor.exp.is_number:
+            power += factor.exp
+        elif t in factor.free_symbols:
+            return None
+        else:
+            coef.append(factor)
+    return sympy.Mul(*coef), power
 
 
 def exact(value: Any) -> sympy.Basic:
@@ -106,6 +123,8 @@ def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
 
 def _sign(value: Any) -> int:
     """+1 or -1 for a nonzero constant; Undecided for one that may be zero (sqrt(3+2√2) - 1 - √2)."""
+    if value.is_Number and value != 0:  # a plain number: no assumption system needed
+        return 1 if value > 0 else -1
     if value.is_positive:
         return 1
     if value.is_negative:
@@ -147,11 +166,25 @@ class Weights:
     values: tuple  # exact weights, summing to 1
     top: tuple[int, ...]  # the indices that keep weight
     fast: bool  # every other weight decays like exp(-t^k), k > 0, and the top's gaps are exact constants
+    approx: tuple[float, ...] = ()  # the same weights in floating point (for feedback and the report)
+
+
+def _weights(limits: Sequence[Any], fast: bool) -> Weights:
+    """Softmax of the limiting gaps to the top score (-oo for the scores that lose)."""
+    keep = tuple(i for i, L in enumerate(limits) if L != -sympy.oo)
+    total = sum(sympy.exp(limits[i]) for i in keep)
+    values = tuple(sympy.exp(limits[i]) / total if i in keep else sympy.Integer(0) for i in range(len(limits)))
+    floats = np.array([float(L) for L in limits])
+    approx = np.exp(floats - floats.max())
+    return Weights(values, keep, fast, tuple((approx / approx.sum()).tolist()))
 
 
 def softmax_limit(scores: Sequence[Any], t: sympy.Symbol) -> Weights:
     """lim_{t→∞} softmax(scores), exactly; raises Undecided where the analysis cannot follow."""
     scores = [exact(s) for s in scores]
+    polys = _polynomials(scores, t)
+    if polys is not None:
+        return _polynomial_softmax_limit(polys)
     top = 0
     for i in range(1, len(scores)):
         if limit(scores[i] - scores[top], t) == sympy.oo:
@@ -160,12 +193,54 @@ def softmax_limit(scores: Sequence[Any], t: sympy.Symbol) -> Weights:
     limits = [limit(g, t) for g in gaps]
     if any(L == sympy.oo for L in limits):
         raise Undecided("the scores have no largest one")
-    keep = tuple(i for i, L in enumerate(limits) if L != -sympy.oo)
-    total = sum(sympy.exp(limits[i]) for i in keep)
-    values = tuple(sympy.exp(limits[i]) / total if i in keep else sympy.Integer(0) for i in range(len(scores)))
+    keep = [i for i, L in enumerate(limits) if L != -sympy.oo]
     fast = all(t not in gaps[i].free_symbols for i in keep) and all(
         _decays_polynomially(gaps[i], t) for i in range(len(scores)) if i not in keep)
-    return Weights(values, keep, fast)
+    return _weights(limits, fast)
+
+
+def _polynomials(scores: Sequence[Any], t: sympy.Symbol) -> list[dict] | None:
+    """Each score as {power: coefficient} (sums of c·t^k, k any number), when they all are."""
+    out = []
+    for s in scores:
+        terms = _terms(s, t) if t in s.free_symbols else ({0: s} if s != 0 else {})
+        if terms is None:
+            return None
+        out.append(terms)
+    return out
+
+
+def _difference(a: dict, b: dict) -> tuple[Any, Any]:
+    """(degree, leading coefficient) of a − b; (None, 0) when they are equal."""
+    gap = {k: a.get(k, 0) - b.get(k, 0) for k in set(a) | set(b)}
+    live = [k for k, v in gap.items() if not (v == 0 or (v.is_zero is None and equal(v, 0)))]
+    if not live:
+        return None, sympy.Integer(0)
+    top = max(live)
+    return top, gap[top]
+
+
+def _polynomial_softmax_limit(polys: Sequence[dict]) -> Weights:
+    """The common case, decided on coefficients alone: a gap that grows tends to ±∞ by the
+    sign of its leading coefficient, a gap of degree 0 is its constant."""
+    top = 0
+    for i in range(1, len(polys)):
+        power, lead = _difference(polys[i], polys[top])
+        if power is not None and power > 0 and _sign(lead) > 0:
+            top = i
+    limits, settled = [], True
+    for p in polys:
+        power, lead = _difference(p, polys[top])
+        if power is None or power < 0:
+            settled &= power is None  # a gap that only tends to 0 settles slowly
+            limits.append(sympy.Integer(0))
+        elif power == 0:
+            limits.append(_constant(lead))
+        elif _sign(lead) < 0:
+            limits.append(-sympy.oo)
+        else:
+            raise Undecided("the scores have no largest one")
+    return _weights(limits, fast=settled)
 
 
 def _tidy(expr: Any, t: sympy.Symbol) -> Any:
@@ -185,7 +260,7 @@ def _decays_polynomially(gap: Any, t: sympy.Symbol) -> bool:
 def equal(a: Any, b: Any) -> bool:
     """Two exact constants are equal (compared at EQUAL_DIGITS digits when sympy cannot tell)."""
     difference = exact(a) - exact(b)
-    if difference == 0:
-        return True
+    if difference.is_Rational:  # settled without numerics
+        return difference == 0
     value = sympy.N(difference, EQUAL_DIGITS + 10)
     return bool(abs(value) < sympy.Float(10) ** (-EQUAL_DIGITS))

@@ -12,6 +12,7 @@ is evaluated numerically, at growing scales, in high precision (scores can be β
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ from .base import Context, Outcome
 
 log = logging.getLogger(__name__)
 
-QUERY_SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)  # samples: the report's evidence and a cross-check
+QUERY_SCALES = (1.0, 4.0, 16.0, 64.0, 256.0)  # the fallback when no exact limit is found
+QUERY_CHECK_SCALES = (1.0, 256.0)  # the cross-check of an exact verdict, and the report's evidence
 QKV_SCALES = (2, 4, 8, 16, 32, 64)  # the fallback when no exact limit is found
 QKV_CHECK_SCALES = (16, 64)  # the cross-check of an exact verdict
 TOLERANCE = 1e-2  # relative error of the output at the largest scale
@@ -91,19 +93,21 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     notes = []
     if any(h.shape and h.shape[0] == 1 for h in heads):
         notes.append("read your row vector as the column vector q")
-    sampled = _sampled_query_weights(heads, ctx, positions, n, free)
-    if isinstance(sampled, Outcome):
-        return sampled
-    evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist(),
-                                "labels": _key_labels(positions, n)}
     try:
         exact, constant = _exact_query_weights(heads, ctx, positions, n, free)
     except (asymptotics.Undecided, EvaluationError, ValueError, TypeError) as err:
         log.info("part %s: exact limit not found (%s); deciding from samples", ctx.part.id, err)
         exact = None
+    # With an exact verdict the samples are evidence and a cross-check: two scales suffice.
+    sampled = _sampled_query_weights(heads, ctx, positions, n, free,
+                                     QUERY_SCALES if exact is None else QUERY_CHECK_SCALES)
+    if isinstance(sampled, Outcome):
+        return sampled
+    evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist(),
+                                "labels": _key_labels(positions, n)}
+    values = np.random.default_rng(ctx.seed).normal(size=(3, n))
+    errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in sampled]
     if exact is None:  # a labelled fallback: the samples decide
-        values = np.random.default_rng(ctx.seed).normal(size=(3, n))
-        errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in sampled]
         limit_weights = sampled[-1]
         right = _converges(errors)
         constant = np.allclose(sampled[0], sampled[-1], atol=1e-9)
@@ -111,12 +115,10 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                      "out their limit exactly for this answer")
         evidence["method"] = "samples"
     else:
-        limit_weights = np.array([float(w) for w in exact])
+        exact, limit_weights = exact
         right = all(asymptotics.equal(w, want) for w, want in zip(exact, ctx.prepared))
         evidence["method"] = "exact limit"
-        evidence["limit_weights"] = [str(w) for w in exact]
-        values = np.random.default_rng(ctx.seed).normal(size=(3, n))
-        errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in sampled]
+        evidence["limit_weights"] = [str(w) if w.is_Rational else f"{a:.6g}" for w, a in zip(exact, limit_weights)]
         if _converges(errors) != right:  # the samples are a cross-check, never the verdict
             log.warning("part %s: the samples (%s) disagree with the exact limit (%s)", ctx.part.id,
                         "right" if _converges(errors) else "wrong", "right" if right else "wrong")
@@ -152,7 +154,7 @@ def _key_labels(positions: Mapping[str, int], n: int) -> list[str]:
 
 
 def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
-                           free: set) -> "list[np.ndarray] | Outcome":
+                           free: set, scales: Sequence[float]) -> "list[np.ndarray] | Outcome":
     """The heads' average weights at growing values of the constant (evidence for the report)."""
     table = ctx.part.table
     rng = np.random.default_rng(ctx.seed)
@@ -161,7 +163,7 @@ def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mappin
     env = {_key_symbol(table, name): np.eye(n)[:, i : i + 1] for name, i in positions.items()}
     dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
     weights_by_scale = []
-    for s in QUERY_SCALES:
+    for s in scales:
         scaled = {**env, **{c: s for c in free}}
         ws = []
         for head in heads:
@@ -176,24 +178,28 @@ def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mappin
     return weights_by_scale
 
 
+@functools.lru_cache(maxsize=256)
+def _unit(n: int, i: int) -> sympy.ImmutableMatrix:
+    """e_i of length n (0-based), exactly."""
+    return sympy.ImmutableMatrix(n, 1, lambda row, _: int(row == i))
+
+
 def _key_symbol(table: Any, name: str) -> Any:
     spec, _ = table.resolve(name)
     return spec.sympy
 
 
 def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
-                         free: set) -> tuple[list[Any], bool]:
-    """The heads' average limiting weights, exactly, and whether they do not depend on the constant."""
+                         free: set) -> tuple[tuple[list[Any], np.ndarray], bool]:
+    """The heads' average limiting weights (exact, and in floating point), and whether they do
+    not depend on the constant."""
     table = ctx.part.table
     t = asymptotics.growth()
-    env: dict[Any, Any] = {}
-    for name, i in positions.items():
-        unit = sympy.zeros(n, 1)
-        unit[i] = 1
-        env[_key_symbol(table, name)] = sympy.ImmutableMatrix(unit)
+    env = {_key_symbol(table, name): _unit(n, i) for name, i in positions.items()}
     env.update({c: t for c in free})
     dims = {d: n for spec in table.specs.values() for d in (spec.dims or ()) if isinstance(d, sympy.Symbol)}
     total = [sympy.Integer(0)] * n
+    approx = np.zeros(n)
     constant = True
     for head in heads:
         q = evaluate(head.expr, env, dims, EXACT)
@@ -203,7 +209,8 @@ def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[
         constant &= not any(t in asymptotics.exact(x).free_symbols for x in scores)
         weights = asymptotics.softmax_limit(scores, t)
         total = [a + b for a, b in zip(total, weights.values)]
-    return [w / len(heads) for w in total], constant
+        approx += weights.approx
+    return ([w / len(heads) for w in total], approx / len(heads)), constant
 
 
 def _wrong_query(p: Mapping[str, Any], n: int, positions: Mapping[str, int], target: np.ndarray,
