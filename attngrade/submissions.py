@@ -295,3 +295,62 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterat
                 yield from discover([sub], passed_over)
             else:
                 yield sub
+
+
+# -- code files at any depth -----------------------------------------------------------------------
+CODE_SUFFIXES = (".py",)
+MAX_CODE_DEPTH = 6
+MAX_CODE_ENTRIES = 5_000
+
+
+def is_code(name: str | None) -> bool:
+    """A source file a part names (dataset.py): found at any depth of the submission folder."""
+    return bool(name) and name.endswith(CODE_SUFFIXES)
+
+
+def find_code(folder: Path, name: str) -> list[Path]:
+    """Every regular file called `name` under `folder` (hidden folders, caches and links skipped), shallowest first."""
+    found: list[Path] = []
+    seen = 0
+    level = [folder]
+    for _ in range(MAX_CODE_DEPTH + 1):
+        below: list[Path] = []
+        for current in level:
+            try:
+                entries = sorted(current.iterdir())
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > MAX_CODE_ENTRIES or entry.name.startswith(".") or entry.is_symlink():
+                    continue
+                if entry.name == name and entry.is_file():
+                    found.append(entry)
+                elif entry.is_dir() and entry.name not in ("__pycache__", "node_modules"):
+                    below.append(entry)
+        level = below
+    return found
+
+
+def code_folder(folder: Path | None, name: str | None, raw: Any = None) -> Path | None:
+    """The folder that holds the code file `name` (the course's src/ or a5/src/ layout is fine).
+
+    The submission folder itself when the file is at its top, or not there at all (reading
+    it then says it is missing). Two different files of that name are a SubmissionError.
+    """
+    if isinstance(raw, str) and raw.strip():
+        name = raw  # the student named the file in the answers
+    if folder is None or not is_code(name) or "/" in name or "\\" in name or (folder / name).exists():
+        return folder
+    found = find_code(folder, name)
+    contents = {}
+    for path in found:
+        try:
+            contents.setdefault(path.read_bytes(), path)
+        except OSError:
+            continue
+    if len(contents) > 1:
+        first, second = list(contents.values())[:2]
+        raise SubmissionError(f"two different files named {name}: {first.relative_to(folder)} and "
+                              f"{second.relative_to(folder)}; hand in one of them")
+    return found[0].parent if found else folder

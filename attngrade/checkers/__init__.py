@@ -8,7 +8,8 @@ when it loads, so a typo is the instructor's error at load time, not every stude
 
 from __future__ import annotations
 
-from . import accuracy, attention, bigo, choice, dimensions, equivalent, manual, rotation
+from . import (accuracy, attention, bigo, choice, dimensions, equivalent, manual, rotation, span_corruption,
+               synthesizer, torch_module)
 from .base import Check, Context, Outcome, Param
 from .messages import Finding
 
@@ -40,6 +41,13 @@ REGISTRY: dict[str, Check] = {
             Param("frequency", (str,)), Param("order", (str,)), Param("time", (str,)))),
         # a shape such as t × n, against the key
         Check("dimensions", dimensions.check, needs_key=True),
+        # student PyTorch code run in the sandbox (attngrade.sandbox), checked by its properties
+        Check("span_corruption", span_corruption.check, params=span_corruption.PARAMS,
+              prepare=span_corruption.prepare, runs_code=True),
+        Check("synthesizer", synthesizer.check, params=synthesizer.PARAMS, prepare=synthesizer.prepare,
+              runs_code=True),
+        Check("torch_module", torch_module.check, params=torch_module.PARAMS, prepare=torch_module.prepare,
+              runs_code=True),
     )
 }
 

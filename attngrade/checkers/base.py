@@ -100,6 +100,9 @@ class Check:
     # Grades what it can when only some of its fields were read: a typo in one field
     # must not cost the fields that were read their credit.
     partial: bool = False
+    # Runs student code in the sandbox (attngrade.sandbox): the plan starts the sandbox early,
+    # and the check gets CODE_BUDGET instead of a shorter --budget (its child has its own limits).
+    runs_code: bool = False
 
     def validate(self, params: Any, part: Part, spec: CheckSpec, where: str) -> Any:
         """Reject unknown, missing or mistyped params; returns what `prepare` computes.

@@ -19,7 +19,7 @@ from typing import Callable, Mapping, Protocol
 
 from ..checkers import Outcome
 from .assignment import Assignment
-from .tasks import Task, TaskKey, run_task, timed_out, worker_died
+from .tasks import Task, TaskKey, run_task, task_budget, timed_out, worker_died
 
 MEMORY_LIMIT = 2 * 1024**3  # bytes of address space per worker
 GRACE = 1.0  # seconds past the budget before the worker is killed outright
@@ -82,13 +82,15 @@ class WorkerPool:
         _ASSIGNMENTS.update(needed)
         with ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
                          initargs=(self.memory, None if inherited else needed)) as pool:
-            futures = {key: pool.schedule(_run_in_worker, args=(task, self.budget), timeout=timeout)
+            futures = {key: pool.schedule(_run_in_worker, args=(task, self.budget),
+                                          timeout=timeout and task_budget(_check_of(key, assignments), self.budget)
+                                          + GRACE)
                        for key, task in tasks.items()}
             for key, future in futures.items():
                 try:
                     outcomes[key] = future.result()
                 except FutureTimeout:
-                    outcomes[key] = timed_out(self.budget)
+                    outcomes[key] = timed_out(task_budget(_check_of(key, assignments), self.budget))
                 except (ProcessExpired, MemoryError):
                     outcomes[key] = worker_died()
                 if self.on_done is not None:

@@ -263,12 +263,23 @@ class _Reader:
         key = TaskKey(assignment.id, part.id, index,
                       tuple(canonical(inputs[n]) if n in inputs else None for n in spec.fields))
         self.stats.count(spec.check, key in self.plan.tasks)
+        if REGISTRY[spec.check].runs_code and key not in self.plan.tasks:
+            from ..sandbox import prestart
+
+            prestart()  # torch is imported in the sandbox's zygote while the rest is planned
         self.plan.tasks.setdefault(key, Task(key, inputs))
         return CheckStep(index, task=key, blank=blank)
 
     def _read(self, homework: str, part: Part, name: str, raw: Any, folder: Path | None) -> Any:
         if part.field(name).kind == "file":
-            return read_field(part, part.field(name), raw, folder)  # content differs per student
+            from ..submissions import code_folder
+
+            field = part.field(name)
+            try:
+                folder = code_folder(folder, field.filename, raw)  # code files: at any depth
+            except SubmissionError as err:
+                raise FieldError(part.id, name, str(err)) from None
+            return read_field(part, field, raw, folder)  # content differs per student
         memo_key = (homework, part.id, name, type(raw).__name__,
                     raw if isinstance(raw, (str, int, float, bool)) else safe_text(raw, 100_000))
         self.stats.reads += 1
@@ -330,8 +341,11 @@ def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
     files = [f for f in part.fields if f.kind == "file" and f.filename]
     if not files or folder is None:
         return raw
+    from ..submissions import find_code, is_code
+
     present = {f.name: f.filename for f in files
-               if (folder / f.filename).exists() or (folder / f.filename).is_symlink()}
+               if (folder / f.filename).exists() or (folder / f.filename).is_symlink()
+               or (is_code(f.filename) and find_code(folder, f.filename))}
     if not present:
         return raw
     if raw is None:

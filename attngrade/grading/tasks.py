@@ -51,6 +51,7 @@ def run_task(task: Task, assignment: Assignment, budget: float = 0.0) -> Outcome
     if part is None:
         raise ConfigError(f"task for unknown part {task.key.part} of {assignment.id}")
     spec = part.checks[task.key.index]
+    budget = task_budget(spec.check, budget)
     ctx = assignment.context(part, task.key.index)
     try:
         with time_limit(budget):
@@ -65,6 +66,14 @@ def run_task(task: Task, assignment: Assignment, budget: float = 0.0) -> Outcome
     except Exception as err:  # noqa: BLE001 - a checker bug must not sink the class
         log.warning("check %s failed on part %s", spec.check, part.id, exc_info=True)
         return failed(f"{type(err).__name__} in the {spec.check} check")
+
+
+CODE_BUDGET = 40.0  # seconds for a check that runs student code: the sandbox child has its own limits
+
+
+def task_budget(check: str, budget: float) -> float:
+    """The time budget of one check: --budget, or CODE_BUDGET for a check that runs student code."""
+    return max(budget, CODE_BUDGET) if budget > 0 and REGISTRY[check].runs_code else budget
 
 
 def timed_out(budget: float) -> Outcome:

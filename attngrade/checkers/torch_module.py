@@ -1,0 +1,360 @@
+"""`torch_module`: a student's nn.Module checked by its properties, in the sandbox.
+
+Also the helpers every check that runs student code shares (`span_corruption`,
+`synthesizer`): collecting the code files, running a job in the sandbox, turning a run
+that did not finish into feedback, scoring weighted properties, and the isolation line.
+
+The grader never imports torch: the sandbox child returns raw numbers
+(`attngrade.sandbox.drivers.module`) and every verdict here is numpy.
+
+Params of `torch_module`
+------------------------
+* `module` (required): the student's file, without `.py` (e.g. `attention`); the check's
+  file fields supply it and any file it imports.
+* `class` (required): the class to build (e.g. `CausalSelfAttention`).
+* `config` (required): attributes of the config object the class is built from
+  (`n_embd`, `n_head`, `block_size`, ...; dropouts are 0).
+* `lengths`: the sequence lengths T to run, default 1 .. block_size − 1.
+* `properties`: which to check, default all of `shapes`, `causal`, `rows_sum_to_one`,
+  `gradients`, and `reference` when a reference is named.
+* `reference`: the instructor's module file, relative to the solutions folder
+  (`./solutions`), e.g. `cs224n-w21-a5/reference/attention.py`; it is run in the sandbox
+  too, and the student's module must give the same outputs with the reference's weights
+  copied in (same parameter names and shapes).
+* `weights`: mapping property -> relative weight (default 1 each).
+* `timeout`: seconds of wall time for the child (default 10).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..reading import FileReading
+from ..records import CheckSpec, Part
+from .base import Context, Outcome, Param
+
+TIMEOUT = 10.0
+BATCH = 2
+SOLUTIONS = Path("solutions")
+ATOL, RTOL = 1e-4, 1e-3
+
+PROPERTIES = ("shapes", "causal", "rows_sum_to_one", "gradients", "reference")
+PARAMS = (Param("module", (str,), required=True), Param("class", (str,), required=True),
+          Param("config", (dict,), required=True), Param("lengths", (list,)), Param("properties", (list,)),
+          Param("reference", (str,)), Param("weights", (dict,)), Param("timeout", (float,)))
+
+
+# -- shared by every check that runs student code ---------------------------------------------
+@dataclass(frozen=True)
+class Property:
+    """One property of the student's code: whether it holds, and what to tell the student."""
+
+    name: str
+    ok: bool
+    message: str
+    weight: float = 1.0
+    pending: bool = False  # could not be decided here (course staff decide)
+
+
+def code_files(answers: Mapping[str, Any], fields: Sequence[str]) -> dict[str, str]:
+    """The student's code files among the check's fields: file name -> text."""
+    return {r.name: r.text for name in fields if isinstance(r := answers.get(name), FileReading)}
+
+
+def run_code(files: Mapping[str, str], job: Mapping[str, Any], timeout: float) -> Any:
+    """The sandbox run of `job`, or an Outcome when the code cannot be run here or did not finish."""
+    from .. import sandbox
+
+    missing = sandbox.torch_missing()
+    if missing:
+        return Outcome(0.0, (missing,), pending=True)
+    run = sandbox.run(files, job, timeout=timeout)
+    if run.status == "ok" and isinstance(run.data, dict):
+        return run
+    return not_finished(run, timeout)
+
+
+def not_finished(run: Any, timeout: float) -> Outcome:
+    """Feedback for a child that did not return its data: the student's code, or attngrade's fault."""
+    evidence = {"sandbox": sandbox_evidence(run)}
+    if run.status == "failed":
+        return Outcome(0.0, (f"attngrade could not run your code ({run.error}); course staff will look at it",),
+                       evidence, failed=True)
+    exit_ = run.exit or {}
+    reasons = {
+        "timeout": f"your code was still running after {timeout:g} s (an endless loop?) and was stopped",
+        "too_large": "your code sent back more data than a check reads; it was stopped",
+    }
+    if run.status in reasons:
+        why = reasons[run.status]
+    elif exit_.get("signal") == "SIGXCPU" or exit_.get("signal") == "SIGKILL" and run.cpu >= timeout - 0.5:
+        why = "your code used up its CPU time and was stopped"
+    elif exit_.get("signal") == "SIGXFSZ":
+        why = "your code wrote a file larger than allowed and was stopped"
+    elif exit_.get("signal") == "SIGSEGV":
+        why = "your code crashed the Python process (SIGSEGV; very deep recursion does this)"
+    elif exit_.get("signal"):
+        why = f"your code's process was ended by {exit_['signal']}"
+    else:
+        why = (f"your code ended the process (exit code {exit_.get('code')}) before the checks finished; "
+               "do not call exit() in a module")
+    lines = [f"{why}: no property could be checked"]
+    if run.output.strip():
+        lines.append("your code printed: " + _clip(run.output.strip().splitlines()[-1], 200))
+    return Outcome(0.0, tuple(lines), evidence)
+
+
+def sandbox_evidence(run: Any) -> dict[str, Any]:
+    return {"status": run.status, "wall": run.wall, "cpu": run.cpu, "zygote": run.zygote,
+            "layers": dict(run.layers or {}), "exit": dict(run.exit or {})}
+
+
+def isolation_line(run: Any) -> str:
+    layers = run.layers or {}
+    active = layers.get("active") or []
+    missing = layers.get("missing") or {}
+    line = f"your code ran in a sandbox ({len(active)} isolation layers"
+    if missing:
+        line += "; not available here: " + ", ".join(sorted(missing))
+    return line + ")"
+
+
+def score(properties: Sequence[Property], points: float, run: Any, extra: Sequence[str] = (),
+          evidence: Mapping[str, Any] | None = None) -> Outcome:
+    """Points in proportion to the weights of the properties that hold; feedback names each failure."""
+    total = sum(p.weight for p in properties) or 1.0
+    earned = points * sum(p.weight for p in properties if p.ok) / total
+    pending = any(p.pending for p in properties)
+    lines = [("ok: " if p.ok else "pending: " if p.pending else "FAILED: ") + p.message for p in properties]
+    lines += list(extra)
+    lines.append(isolation_line(run))
+    ev = {"properties": [{"name": p.name, "ok": p.ok, "weight": p.weight, "pending": p.pending}
+                         for p in properties], "sandbox": sandbox_evidence(run), **dict(evidence or {})}
+    return Outcome(round(earned, 6), tuple(lines), ev, pending=pending and earned < points)
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def array(info: Any) -> np.ndarray | None:
+    """A tensor the child sent back (shape and flat values), as a numpy array; None if it is not one."""
+    if not isinstance(info, Mapping) or info.get("values") is None or "shape" not in info:
+        return None
+    values = np.asarray(info["values"], dtype=float)
+    shape = tuple(int(s) for s in info["shape"])
+    return values.reshape(shape) if values.size == int(np.prod(shape)) else None
+
+
+def run_module(files: Mapping[str, str], job: Mapping[str, Any], timeout: float, points: float) -> Any:
+    """The run of a `module` job, or the Outcome when it did not finish or the class could not be built."""
+    run = run_code(files, job, timeout)
+    if not isinstance(run, Outcome) and "construct_error" in run.data:
+        return score([Property("build", False, f"{job['class']}(config) fails: {run.data['construct_error']}")],
+                     points, run)
+    return run
+
+
+# -- module runs ------------------------------------------------------------------------------
+def inputs(seed: int, batch: int, length: int, width: int) -> tuple[list, list, int]:
+    """Random inputs, a copy changed from position k on, and k."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(batch, length, width))
+    k = max(1, length // 2)
+    y = x.copy()
+    y[:, k:] = rng.normal(size=(batch, length - k, width))
+    return x.round(6).tolist(), y.round(6).tolist(), k
+
+
+def module_job(module: str, cls: str, config: Mapping[str, Any], lengths: Sequence[int], seed: int,
+               **extra: Any) -> dict[str, Any]:
+    width, longest = int(config["n_embd"]), max(lengths)
+    x, y, k = inputs(seed, BATCH, longest, width)
+    return {"kind": "module", "module": module, "class": cls, "config": dict(config), "lengths": list(lengths),
+            "inputs": x, "perturbed": y, "perturb_from": k, "seed": seed, **extra}
+
+
+def shapes_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: float = 1.0) -> Property:
+    width = int(job["config"]["n_embd"])
+    outputs = data.get("outputs") or {}
+    bad = []
+    for t in job["lengths"]:
+        info = outputs.get(str(t)) or {}
+        want = [BATCH, t, width]
+        if "error" in info:
+            bad.append(f"T={t}: {info['error']}")
+        elif info.get("shape") != want:
+            bad.append(f"T={t}: output shape {info.get('shape') or info.get('type')}, expected {want}")
+    if not bad:
+        return Property("shapes", True, f"forward gives a (B, T, {width}) output for every T from "
+                                        f"{min(job['lengths'])} to {max(job['lengths'])}", weight)
+    full = max(job["lengths"])
+    only_full = len(bad) == len(job["lengths"]) - 1 and not any(b.startswith(f"T={full}:") for b in bad)
+    hint = " (it works only at the full block length: slice to the input's length T)" if only_full else ""
+    return Property("shapes", False, f"forward fails for {len(bad)} of {len(job['lengths'])} lengths{hint}; "
+                                     f"first: {bad[0]}", weight)
+
+
+def causal_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: float = 1.0) -> Property:
+    full = array((data.get("outputs") or {}).get(str(max(job["lengths"]))))
+    changed = array(data.get("perturbed"))
+    k = int(job["perturb_from"])
+    if full is None or changed is None or full.shape != changed.shape:
+        error = (data.get("perturbed") or {}).get("error") or "no output at the full length"
+        return Property("causal", False, f"causality could not be checked: {error}", weight)
+    diff = float(np.max(np.abs(full[:, :k] - changed[:, :k]))) if k else 0.0
+    if diff <= ATOL + RTOL * float(np.max(np.abs(full[:, :k]), initial=0.0)):
+        return Property("causal", True, f"causal: changing the inputs from position {k + 1} on leaves the outputs "
+                                        f"before it unchanged", weight)
+    return Property("causal", False, f"not causal: changing only the inputs from position {k + 1} on changed the "
+                                     f"outputs at earlier positions (by up to {diff:.3g}); mask the future", weight)
+
+
+def gradients_property(data: Mapping[str, Any], weight: float = 1.0) -> Property:
+    if "grads_error" in data:
+        return Property("gradients", False, f"backward failed: {data['grads_error']}", weight)
+    grads = data.get("grads") or {}
+    dead = sorted(name for name, g in grads.items() if not g)
+    if not grads:
+        return Property("gradients", False, "no gradients came back", weight)
+    if dead:
+        return Property("gradients", False, "gradients do not reach " + ", ".join(dead) +
+                        ": those parameters are never used (or used without a gradient) in forward", weight)
+    return Property("gradients", True, "gradients reach every parameter", weight)
+
+
+def rows_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: float = 1.0) -> Property:
+    attention = data.get("attention") or {}
+    bad, seen = [], 0
+    for t in job["lengths"]:
+        a = array(attention.get(str(t)))
+        if a is None or a.shape[-2:] != (t, t):
+            continue
+        seen += 1
+        if not np.allclose(a.sum(axis=-1), 1.0, atol=1e-4):
+            bad.append(f"T={t}: rows sum to {float(a.sum(axis=-1).min()):.3g}..{float(a.sum(axis=-1).max()):.3g}")
+        elif np.any(np.abs(np.triu(a, 1)) > 1e-6):
+            bad.append(f"T={t}: weight on later positions")
+    if not seen:
+        return Property("rows_sum_to_one", False, "no attention weights (a softmax over T positions) were seen "
+                                                  "in forward", weight)
+    if bad:
+        return Property("rows_sum_to_one", False, "attention weights: " + bad[0], weight)
+    return Property("rows_sum_to_one", True, "every row of attention weights sums to 1, none on later positions",
+                    weight)
+
+
+def params_table(data: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    return {name: a for name, info in (data.get("params") or {}).items() if (a := array(info)) is not None}
+
+
+def equal_outputs(job: Mapping[str, Any], data: Mapping[str, Any], expected: Mapping[int, np.ndarray],
+                  name: str, what: str, weight: float = 1.0) -> Property:
+    """The outputs at every length equal `expected` (computed elsewhere) to float32 precision."""
+    outputs = data.get("outputs") or {}
+    for t in job["lengths"]:
+        got = array(outputs.get(str(t)))
+        want = expected.get(t)
+        if want is None:
+            continue
+        if got is None or got.shape != want.shape:
+            return Property(name, False, f"{what}: no output of shape {list(want.shape)} at T={t}", weight)
+        gap = float(np.max(np.abs(got - want)))
+        if gap > ATOL + RTOL * float(np.max(np.abs(want), initial=0.0)):
+            return Property(name, False, f"{what}: at T={t} your output differs by up to {gap:.3g} "
+                                         f"(e.g. {got.ravel()[0]:.4g} where {want.ravel()[0]:.4g} is expected)",
+                            weight)
+    return Property(name, True, f"{what}: equal at every T", weight)
+
+
+# -- the generic check ------------------------------------------------------------------------
+def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str, Any]:
+    p = dict(params)
+    config = dict(p["config"])
+    for name in ("n_embd", "block_size"):
+        if not isinstance(config.get(name), int):
+            raise ConfigError(f"config needs a whole number {name}")
+    lengths = p.get("lengths") or list(range(1, config["block_size"]))
+    if not lengths or any(not isinstance(t, int) or t < 1 for t in lengths):
+        raise ConfigError("lengths must be positive whole numbers")
+    properties = p.get("properties") or [x for x in PROPERTIES if x != "reference" or p.get("reference")]
+    unknown = [x for x in properties if x not in PROPERTIES]
+    if unknown:
+        raise ConfigError(f"unknown properties {unknown}; the check knows {list(PROPERTIES)}")
+    if "reference" in properties and not p.get("reference"):
+        raise ConfigError("the reference property needs a 'reference' module file")
+    weights = p.get("weights") or {}
+    if set(weights) - set(properties):
+        raise ConfigError(f"weights name properties the check does not run: {sorted(set(weights) - set(properties))}")
+    files = [f.filename for f in part.fields if f.name in spec.fields and f.kind == "file"]
+    if f"{p['module']}.py" not in files:
+        raise ConfigError(f"module {p['module']!r}: none of the check's file fields is {p['module']}.py")
+    return {"module": p["module"], "class": p["class"], "config": config, "lengths": sorted(set(lengths)),
+            "properties": list(properties), "reference": p.get("reference"),
+            "weights": {x: float(weights.get(x, 1.0)) for x in properties},
+            "timeout": float(p.get("timeout") or TIMEOUT)}
+
+
+@lru_cache(maxsize=16)
+def _reference_run(text: str, job_json: str, timeout: float) -> Any:
+    """The reference module's run (the same inputs for every student: once per process)."""
+    job = json.loads(job_json)
+    return run_code({f"{job['module']}.py": text}, job, timeout)
+
+
+def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
+    p = ctx.prepared
+    files = code_files(answers, ctx.spec.fields)
+    if f"{p['module']}.py" not in files:
+        return Outcome(0.0, (f"no {p['module']}.py was handed in",))
+    job = module_job(p["module"], p["class"], p["config"], p["lengths"], ctx.seed,
+                     record_softmax="rows_sum_to_one" in p["properties"])
+    reference = None
+    if "reference" in p["properties"]:
+        path = SOLUTIONS / p["reference"]
+        if path.is_file():
+            ref = _reference_run(path.read_text(encoding="utf-8"),
+                                 json.dumps({**job, "redraw": []}, sort_keys=True), p["timeout"])
+            if isinstance(ref, Outcome):
+                raise ConfigError(f"the reference module {path} did not run: {' '.join(ref.feedback)}")
+            reference = ref.data
+            job["weights"] = reference.get("params")
+    run = run_module(files, job, p["timeout"], ctx.points)
+    if isinstance(run, Outcome):
+        return run
+    data = run.data
+    w = p["weights"]
+    found: list[Property] = []
+    for name in p["properties"]:
+        if name == "shapes":
+            found.append(shapes_property(job, data, w[name]))
+        elif name == "causal":
+            found.append(causal_property(job, data, w[name]))
+        elif name == "gradients":
+            found.append(gradients_property(data, w[name]))
+        elif name == "rows_sum_to_one":
+            found.append(rows_property(job, data, w[name]))
+        elif name == "reference":
+            found.append(_reference_property(job, data, reference, w[name]))
+    return score(found, ctx.points, run)
+
+
+def _reference_property(job: Mapping[str, Any], data: Mapping[str, Any], reference: Any, weight: float) -> Property:
+    if reference is None:
+        return Property("reference", False, "the reference module is not at hand; course staff compare by hand",
+                        weight, pending=True)
+    if data.get("weights_missing") or data.get("weights_unexpected"):
+        return Property("reference", False, "your parameters differ from the starter's: "
+                        + ", ".join([f"missing {n}" for n in data.get("weights_unexpected") or []]
+                                    + [f"unexpected {n}" for n in data.get("weights_missing") or []]), weight)
+    expected = {t: a for t in job["lengths"]
+                if (a := array((reference.get("outputs") or {}).get(str(t)))) is not None}
+    return equal_outputs(job, data, expected, "reference", "with the reference's weights copied in, the outputs "
+                         "match the reference module", weight)

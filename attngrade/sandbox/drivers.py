@@ -1,0 +1,235 @@
+"""Trusted drivers that run inside the sandbox child: import the student's modules, call
+them on the inputs the grader chose, and return raw data (lists of numbers and strings).
+
+Nothing here decides anything: every verdict is computed by the checks in the grader.
+A driver catches whatever the student's code raises and reports it as text, so one
+failing call costs only the properties that need it.
+
+Jobs:
+
+- `span_corruption`: build the dataset class on each case's documents and draw items;
+  returns each draw's x and y (ids, dtype, shape) or the error, and the vocabulary.
+- `module`: build an nn.Module from a config, optionally re-draw or load its parameters,
+  run it at each sequence length, on a perturbed input, backwards once; optionally build
+  the course's GPT with an option set and list its modules.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any, Mapping
+
+MAX_MODULES = 400  # modules of a GPT listed back
+
+
+def run(job: Mapping[str, Any]) -> Any:
+    kind = job.get("kind")
+    if kind == "span_corruption":
+        return span_corruption(job)
+    if kind == "module":
+        return module(job)
+    raise ValueError(f"unknown job kind {kind!r}")
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _seed(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(seed % 2**32)
+
+
+def error_text(err: BaseException) -> str:
+    """`Type: message (file.py line n)`, naming the last line of the student's own files."""
+    here = Path.cwd()
+    frames = traceback.extract_tb(err.__traceback__)
+    where = next((f"{Path(f.filename).name} line {f.lineno}" for f in reversed(frames)
+                  if Path(f.filename).parent == here), None)
+    message = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
+    text = type(err).__name__ + (f": {message}" if message else "")
+    return text + (f" ({where})" if where else "")
+
+
+def import_student(name: str) -> types.ModuleType:
+    """The student's `name.py` from the working folder, registered under its own name."""
+    folder = str(Path.cwd())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(Path(folder) / f"{name}.py"):
+        return sys.modules[name]
+    path = Path(folder) / f"{name}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"{name}.py is not among the files")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return mod
+
+
+def _tensor_info(value: Any) -> dict[str, Any]:
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return {"type": type(value).__name__}
+    return {"dtype": str(value.dtype).replace("torch.", ""), "shape": list(value.shape),
+            "values": value.detach().reshape(-1).tolist() if value.numel() <= 4096 else None}
+
+
+# -- span corruption --------------------------------------------------------------------------
+def span_corruption(job: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"cases": []}
+    try:
+        mod = import_student(job.get("module", "dataset"))
+        cls = getattr(mod, job.get("class", "CharCorruptionDataset"))
+    except BaseException as err:  # noqa: BLE001 - the student's code, whatever it raises
+        out["import_error"] = error_text(err)
+        return out
+    for case in job["cases"]:
+        _seed(int(job.get("seed", 0)) + len(out["cases"]))
+        record: dict[str, Any] = {"name": case["name"], "draws": []}
+        out["cases"].append(record)
+        try:
+            ds = cls("\n".join(case["documents"]), int(case["block_size"]))
+            itos = getattr(ds, "itos", None)
+            record["itos"] = [itos[i] for i in range(len(itos))] if isinstance(itos, Mapping) else None
+        except BaseException as err:  # noqa: BLE001
+            record["error"] = error_text(err)
+            continue
+        for index in case["draws"]:
+            try:
+                x, y = ds[index]
+                record["draws"].append({"doc": index, "x": _tensor_info(x), "y": _tensor_info(y)})
+            except BaseException as err:  # noqa: BLE001
+                record["draws"].append({"doc": index, "error": error_text(err)})
+    return out
+
+
+# -- an nn.Module -----------------------------------------------------------------------------
+class _SoftmaxRecorder:
+    """Keeps the last softmax taken over the last dimension while recording is on."""
+
+    def __init__(self) -> None:
+        import torch
+        import torch.nn.functional as F
+
+        self.on = False
+        self.last: Any = None
+        self._torch, self._F = torch, F
+        self._originals = (torch.softmax, F.softmax, torch.Tensor.softmax)
+        recorder = self
+
+        def wrap(original):
+            def softmax(*args, **kwargs):
+                result = original(*args, **kwargs)
+                if recorder.on and isinstance(result, torch.Tensor) and result.dim() >= 2:
+                    recorder.last = result
+                return result
+            return softmax
+
+        torch.softmax = wrap(torch.softmax)
+        F.softmax = wrap(F.softmax)
+        torch.Tensor.softmax = wrap(torch.Tensor.softmax)
+
+
+def _config(job: Mapping[str, Any]) -> types.SimpleNamespace:
+    values = {"attn_pdrop": 0.0, "resid_pdrop": 0.0, "embd_pdrop": 0.0, **dict(job.get("config") or {})}
+    return types.SimpleNamespace(**values)
+
+
+def _first(value: Any) -> Any:
+    return value[0] if isinstance(value, (tuple, list)) and value else value
+
+
+def module(job: Mapping[str, Any]) -> dict[str, Any]:
+    import torch
+
+    out: dict[str, Any] = {}
+    recorder = _SoftmaxRecorder() if job.get("record_softmax") else None
+    _seed(int(job.get("seed", 0)))
+    try:
+        mod = import_student(job["module"])
+        cls = getattr(mod, job["class"])
+        m = cls(_config(job))
+    except BaseException as err:  # noqa: BLE001
+        out["construct_error"] = error_text(err)
+        return out
+    params = dict(m.named_parameters())
+    g = torch.Generator().manual_seed(int(job.get("seed", 0)))
+    with torch.no_grad():
+        for name in job.get("redraw") or ():
+            if name in params:
+                params[name].copy_(torch.randn(params[name].shape, generator=g) * float(job.get("redraw_scale", 1.0)))
+        weights = job.get("weights")
+        if weights is not None:
+            out["weights_missing"] = sorted(n for n in params if n not in weights)
+            out["weights_unexpected"] = sorted(n for n in weights if n not in params)
+            for name, p in params.items():
+                if name in weights and list(p.shape) == list(weights[name]["shape"]):
+                    p.copy_(torch.tensor(weights[name]["values"], dtype=p.dtype).reshape(p.shape))
+    out["params"] = {name: {"shape": list(p.shape), "values": p.detach().reshape(-1).tolist()}
+                     for name, p in params.items()}
+    m.eval()
+    x = torch.tensor(job["inputs"], dtype=torch.float32)
+    outputs: dict[str, Any] = {}
+    attention: dict[str, Any] = {}
+    for t in job["lengths"]:
+        try:
+            if recorder is not None:
+                recorder.on, recorder.last = True, None
+            with torch.no_grad():
+                y = _first(m(x[:, :t]))
+            outputs[str(t)] = _tensor_info(y)
+            if recorder is not None and recorder.last is not None:
+                attention[str(t)] = _tensor_info(recorder.last)
+        except BaseException as err:  # noqa: BLE001
+            outputs[str(t)] = {"error": error_text(err)}
+        finally:
+            if recorder is not None:
+                recorder.on = False
+    out["outputs"], out["attention"] = outputs, attention
+    if job.get("perturbed") is not None:
+        try:
+            with torch.no_grad():
+                out["perturbed"] = _tensor_info(_first(m(torch.tensor(job["perturbed"], dtype=torch.float32))))
+        except BaseException as err:  # noqa: BLE001
+            out["perturbed"] = {"error": error_text(err)}
+    try:
+        m.zero_grad()
+        y = _first(m(x))
+        weights_out = torch.randn(y.shape, generator=g)
+        (y * weights_out).sum().backward()
+        out["grads"] = {name: (None if p.grad is None else float(p.grad.abs().sum())) for name, p in params.items()}
+    except BaseException as err:  # noqa: BLE001
+        out["grads_error"] = error_text(err)
+    if job.get("gpt"):
+        out["gpt"] = _gpt(job["gpt"], job, cls)
+    return out
+
+
+def _gpt(spec: Mapping[str, Any], job: Mapping[str, Any], target: type) -> dict[str, Any]:
+    try:
+        mod = import_student(spec.get("module", "model"))
+        config_cls = getattr(mod, spec.get("config_class", "GPTConfig"))
+        model_cls = getattr(mod, spec.get("model_class", "GPT"))
+        config = dict(job.get("config") or {})
+        vocab, block = config.pop("vocab_size", 32), config.pop("block_size")
+        kwargs = {**config, **dict(spec.get("options") or {})}
+        model = model_cls(config_cls(vocab, block, **kwargs))
+    except BaseException as err:  # noqa: BLE001
+        return {"error": error_text(err)}
+    listed = []
+    for name, sub in list(model.named_modules())[:MAX_MODULES]:
+        listed.append([name, type(sub).__name__, isinstance(sub, target)])
+    return {"modules": listed}

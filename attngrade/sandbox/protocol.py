@@ -1,0 +1,63 @@
+"""Messages between the grader, the zygote and a sandbox child: length-prefixed JSON.
+
+Every read is bounded: a message longer than its limit is refused before it is read,
+so nothing a child writes can make the reader hold more than `limit` bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+HEADER = struct.Struct(">Q")
+MAX_REQUEST = 64 * 1024 * 1024  # the student's files and the job, grader -> zygote
+MAX_RESULT = 4 * 1024 * 1024  # raw data, child -> supervisor -> grader
+
+
+class TooLarge(Exception):
+    """A message over its size limit."""
+
+
+def encode(obj: Any) -> bytes:
+    body = json.dumps(obj, separators=(",", ":"), allow_nan=True).encode("utf-8")
+    return HEADER.pack(len(body)) + body
+
+
+def write_fd(fd: int, obj: Any) -> None:
+    data = memoryview(encode(obj))
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
+def read_exact_fd(fd: int, n: int) -> bytes:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the other side closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_fd(fd: int, limit: int) -> Any:
+    (size,) = HEADER.unpack(read_exact_fd(fd, HEADER.size))
+    if size > limit:
+        raise TooLarge(f"a message of {size} bytes (at most {limit} are read)")
+    return json.loads(read_exact_fd(fd, size).decode("utf-8"))
+
+
+def decode(buffer: bytes, limit: int) -> Any:
+    """One complete message from bytes already read (the supervisor's bounded buffer)."""
+    if len(buffer) < HEADER.size:
+        raise EOFError("no result was written")
+    (size,) = HEADER.unpack(buffer[:HEADER.size])
+    if size > limit:
+        raise TooLarge(f"a result of {size} bytes (at most {limit} are read)")
+    body = buffer[HEADER.size:HEADER.size + size]
+    if len(body) < size:
+        raise EOFError("the result was cut off")
+    return json.loads(body.decode("utf-8"))

@@ -1,0 +1,261 @@
+"""The zygote: a long-lived process that imports torch once and forks one child per job.
+
+    python -m attngrade.sandbox.zygote SOCKET   serve jobs on a Unix socket until stdin closes
+    python -m attngrade.sandbox.zygote --once   one job on stdin, its answer on stdout
+
+The zygote never reads keys or gold: a request holds only the student's code files and
+a job (inputs the grader chose). For each connection it forks a *supervisor* (trusted,
+still the grader's uid) that makes a temporary folder, forks the sandbox child, collects
+at most `MAX_RESULT` bytes of raw data from a pipe and a bounded head of its output, and
+kills the child's whole process group (and, as root, every process of the child's own uid)
+at the wall timeout or when the child is done. The answer goes back on the connection.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import isolate, protocol
+
+MAX_OUTPUT = 8 * 1024  # head of the child's stdout and stderr kept for the report
+PR_SET_CHILD_SUBREAPER = 36
+EXIT_GRACE = 0.2  # seconds to wait for pipes held open by the child's children after it exits
+
+
+def warm() -> None:
+    """What every child needs, imported once here."""
+    os.environ.update(isolate.CLEAN_ENV)
+    import torch
+
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    from . import drivers  # noqa: F401 - imported here so each child inherits it
+
+
+def supervise(request: dict[str, Any]) -> dict[str, Any]:
+    """Run one job in a sandbox child and return what happened (never raises for the child's doing)."""
+    started = time.monotonic()
+    files = {}
+    for name, data in (request.get("files") or {}).items():
+        if not isinstance(name, str) or "/" in name or name.startswith(".") or not name:
+            return {"status": "failed", "error": f"not a plain file name: {name!r}"}
+        files[name] = base64.b64decode(data)
+    job = request.get("job") or {}
+    timeout = float(request.get("timeout", 10))
+    limits = isolate.Limits.from_json(request.get("limits"))
+    base = Path(tempfile.mkdtemp(prefix="attngrade-sandbox-"))
+    os.chmod(base, 0o711)  # the child's uid may pass through to its folder, not list or write here
+    folder = base / "work"
+    folder.mkdir()
+    uid = isolate.sandbox_uid(os.getpid())
+    result_r, result_w = os.pipe()
+    out_r, out_w = os.pipe()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    pid = os.fork()
+    if pid == 0:  # the sandbox child
+        code = 70
+        try:
+            os.close(result_r)
+            os.close(out_r)
+            os.dup2(out_w, 1)
+            os.dup2(out_w, 2)
+            os.close(out_w)
+            layers = isolate.enter(folder, files, uid, limits, keep_fds=(result_w,))
+            from . import drivers
+
+            _forget_attngrade()
+            data = drivers.run(job)
+            protocol.write_fd(result_w, {"data": data, "layers": layers.to_json()})
+            code = 0
+        except BaseException as err:  # noqa: BLE001 - whatever happens, say so on the pipe
+            try:
+                protocol.write_fd(result_w, {"setup_error": f"{type(err).__name__}: {err}"})
+            except BaseException:  # noqa: BLE001
+                pass
+        finally:
+            os._exit(code)
+    os.close(result_w)
+    os.close(out_w)
+    result, output, status, exited = bytearray(), bytearray(), None, None
+    open_fds = {result_r, out_r}
+    deadline = started + timeout
+    exited_at = None
+    while open_fds:
+        now = time.monotonic()
+        if now >= deadline:
+            status = "timeout"
+            break
+        if exited is not None and now - exited_at > EXIT_GRACE:
+            break
+        ready, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                open_fds.discard(fd)
+            elif fd == result_r:
+                result += chunk
+                if len(result) > protocol.MAX_RESULT + protocol.HEADER.size:
+                    status = "too_large"
+            elif len(output) < MAX_OUTPUT:
+                output += chunk[:MAX_OUTPUT - len(output)]
+        if status == "too_large":
+            break
+        if exited is None:
+            done, wait_status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                exited, exited_at = wait_status, time.monotonic()
+    _kill_all(pid, uid)
+    if exited is None:
+        _, exited = os.waitpid(pid, 0)
+    _reap()
+    for fd in open_fds:
+        os.close(fd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    shutil.rmtree(base, ignore_errors=True)
+    answer: dict[str, Any] = {
+        "wall": round(time.monotonic() - started, 4),
+        "cpu": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 4),
+        "output": output.decode("utf-8", errors="replace"),
+        "exit": _describe_exit(exited),
+    }
+    if status is not None:
+        answer["status"] = status
+        return answer
+    try:
+        message = protocol.decode(bytes(result), protocol.MAX_RESULT)
+    except protocol.TooLarge as err:
+        return {**answer, "status": "too_large", "error": str(err)}
+    except (EOFError, ValueError, UnicodeDecodeError):
+        return {**answer, "status": "no_result"}
+    if not isinstance(message, dict):
+        return {**answer, "status": "no_result"}
+    if "setup_error" in message:
+        return {**answer, "status": "failed", "error": str(message["setup_error"])}
+    return {**answer, "status": "ok", "data": message.get("data"), "layers": message.get("layers")}
+
+
+def _forget_attngrade() -> None:
+    """Drop attngrade from the child's module table: a student's `import attngrade` finds nothing to patch
+    that the grader uses (the grader is another process) and cannot reload it (Landlock)."""
+    for name in [n for n in sys.modules if n == "attngrade" or n.startswith("attngrade.")]:
+        del sys.modules[name]
+
+
+def _kill_all(pid: int, uid: int | None) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if uid is None:
+        return
+    helper = os.fork()  # as the child's uid, kill(-1) reaches every process it started, wherever it went
+    if helper == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        except BaseException:  # noqa: BLE001
+            pass
+        os._exit(0)
+    os.waitpid(helper, 0)
+
+
+def _reap() -> None:
+    """Collect the child's orphans (this process is their subreaper)."""
+    while True:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not done:
+            time.sleep(0.01)
+            try:
+                done, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not done:
+                return
+
+
+def _describe_exit(status: int | None) -> dict[str, Any]:
+    if status is None:
+        return {}
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return {"signal": name}
+    return {"code": os.waitstatus_to_exitcode(status)}
+
+
+def _handle(conn_fd_in: int, conn_fd_out: int) -> None:
+    try:
+        isolate.libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (AttributeError, OSError):
+        pass
+    try:
+        request = protocol.read_fd(conn_fd_in, protocol.MAX_REQUEST)
+        answer = supervise(request)
+    except Exception as err:  # noqa: BLE001 - the grader is told, never left waiting
+        answer = {"status": "failed", "error": f"{type(err).__name__}: {err}"}
+    try:
+        protocol.write_fd(conn_fd_out, answer)
+    except OSError:
+        pass
+
+
+def serve(path: str) -> None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path + ".new")
+    os.chmod(path + ".new", 0o600)
+    listener.listen(64)
+    os.rename(path + ".new", path)  # the socket appears only once it accepts connections
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    print("ready", flush=True)
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1024):
+            return  # whoever started us is gone
+        if listener in ready:
+            conn, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                try:
+                    isolate.libc().prctl(isolate.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                    _handle(conn.fileno(), conn.fileno())
+                finally:
+                    os._exit(0)
+            conn.close()
+
+
+def main(argv: list[str]) -> int:
+    warm()
+    if argv[:1] == ["--once"]:
+        out = os.dup(1)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        _handle(0, out)
+        return 0
+    serve(argv[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
