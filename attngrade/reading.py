@@ -21,8 +21,13 @@ from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
 from .records import Field, Part
 
-_TRUE = {"yes", "y", "true", "t", "1"}
-_FALSE = {"no", "n", "false", "f", "0"}
+# A yes/no question is answered in words as often as with yes or no ("Could c_2 approximate
+# u_b?" "Impossible."), in English and in the languages of the write-ups we have read.
+_TRUE = {"yes", "y", "true", "t", "1", "possible", "it is possible", "it's possible", "can", "it can",
+         "yes it can", "yes it is", "是", "能", "可以", "可能", "oui", "ja", "sí", "si", "tak"}
+_FALSE = {"no", "n", "false", "f", "0", "impossible", "not possible", "it is impossible", "it's impossible",
+          "it is not possible", "cannot", "can't", "it cannot", "no it cannot", "no it can't", "no it is not",
+          "否", "不", "不能", "不可以", "不可能", "non", "nein", "nie"}
 
 
 class FieldError(Exception):

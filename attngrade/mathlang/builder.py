@@ -289,6 +289,18 @@ class Builder:
             return self._inner(a, b, start, end)
         return self._multiply(a, b, explicit=True)
 
+    def odot(self, children: list) -> Node:
+        """⊙ with a scalar on one side is an ordinary product (as students use it for a scale)."""
+        a, op, b = children
+        a, b = self._as_value(a), self._as_value(b)
+        if a.kind == MATRIX and b.kind == MATRIX:
+            raise MathError("an elementwise product (⊙) of two matrices is not read here; write the product "
+                            "you mean, or scale with a number or β", op.start_pos, op.end_pos)
+        note = "read ⊙ with a scalar as an ordinary product"
+        if note not in CURRENT.get().notes:
+            CURRENT.get().notes.append(note)
+        return self._multiply(a, b, explicit=True)
+
     def juxt(self, children: list) -> Node:
         a, b = children
         return self._multiply(a, b, explicit=False)

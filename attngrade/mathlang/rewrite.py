@@ -54,6 +54,9 @@ _RULES: list[Rule] = [
     # \Theta(...) and \Omega(...) where an order is asked: read as O(...)
     (re.compile(r"\\(Theta|Omega)\s*(?=\()|[ΘΩ](?=\s*\()"),
      lambda m: "O", lambda m: f"read {m.group(0).strip()}(...) as O(...): the question asks for an order of growth"),
+    # \|x\|_2, \|x\|^2_2: the Euclidean norm is the norm already
+    (re.compile(r"(\\rVert|\\right\\\||\\\||\|\||‖)\s*(\^\s*(?:\{\s*2\s*\}|2))?\s*_\s*(?:\{\s*2\s*\}|2)"),
+     lambda m: m.group(1) + (m.group(2) or ""), lambda m: None),
     # I_d, I_n, I_{d}: the identity of that size
     (re.compile(r"(?<![A-Za-z\\])I_\{?\s*[A-Za-z0-9]\s*\}?(?![A-Za-z0-9_])"),
      lambda m: "I", lambda m: f"read {m.group(0)} as the identity I"),
@@ -79,13 +82,33 @@ _LEAD = re.compile(r"^\s*(?:\\(?:mathbf|boldsymbol|vec|bm)\s*\{\s*" + _NAME + r"
                    r"\s*(?:=|:=|\\coloneqq|\\approx|≈)\s*")
 
 
+# `, \quad \text{where } \beta \gg 0` or `,\ t \gg 0` after the answer: a condition on the
+# student's constant (that it is large), which the check assumes anyway
+_CONDITION = re.compile(r"\s*[,;]?(?:\s|\\quad|\\qquad|\\[ ,;:]|~)*(?:\\text\s*\{\s*(?:where|for|with)?\s*\}|"
+                        r"\b(?:where|for|with)\b)?\s*(" + _GREEK + r"|[A-Za-z])(?:_\{?\s*[A-Za-z0-9]+\s*\}?)?\s*"
+                        r"(?:\\gg|>>|≫|\\to|\\rightarrow|→|>)\s*(?:0|1|\\infty|∞)\s*\.?\s*$")
+_CHAIN = re.compile(r"(?:=|:=|\\coloneqq|\\approx|≈)")
+
+
 def rewrite(text: str) -> Rewritten:
     out = Rewritten(text, list(range(len(text) + 1)))
+    condition = _CONDITION.search(out.text)
+    if condition and out.text[:condition.start()].strip():
+        said = re.sub(r"^(?:[\s,;~]|\\quad|\\qquad|\\[ ,;:])+", "", condition.group(0)).strip()
+        _apply(out, [(condition.start(), condition.end(), "")])
+        out.notes.append(f"read '{said}' as saying your constant is large (the check lets it grow)")
     lead = _LEAD.match(out.text)
-    if lead and out.text[lead.end():].strip() and "=" not in out.text[lead.end():]:
+    if lead and out.text[lead.end():].strip():
         name = lead.group(0).strip()
-        _apply(out, [(lead.start(), lead.end(), "")])
-        out.notes.append(f"read the answer after '{name}'")
+        rest = out.text[lead.end():]
+        *chain, last = _CHAIN.split(rest)
+        if not chain:
+            _apply(out, [(lead.start(), lead.end(), "")])
+            out.notes.append(f"read the answer after '{name}'")
+        elif last.strip() and "=" not in name[:-1]:
+            cut = lead.end() + len(rest) - len(last)
+            _apply(out, [(0, cut, "")])
+            out.notes.append(f"read the last member of the chain '{text.strip()}'")
     for pattern, replace, note in _RULES:
         for _ in range(8):  # a run such as u_au_bu_c takes one pass per name
             edits = []

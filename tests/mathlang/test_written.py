@@ -49,6 +49,21 @@ CASES = [
     (A5, "1b", "Ck_a + Ck_b", {"q": "C k_a + C k_b"}, "correct", None),
     (SP23, "b", {"added": r"x_1^Tx_2 + x_1^Tp_2 + p_1^Tx_2 + p_1^Tp_2",
                  "concatenated": r"x_1^T x_2 + p_1^T p_2"}, None, "correct", None),
+    # a condition on the constant after the answer, and a chain of equalities
+    (A5, "1b", r"\mathbf{q}=\beta(\mathbf{k}_a + \mathbf{k}_b),\quad\text{where } \beta \gg 0",
+     {"q": "beta (k_a + k_b)"}, "correct", r"read '\text{where } \beta \gg 0' as saying your constant is large"),
+    (A5, "1c.i", r"q=t(\mu_a+\mu_b),\ t\gg0", {"q": "t (mu_a + mu_b)"}, "correct", r"read 't\gg0' as saying"),
+    (A5, "1b", "q = C(k_a + k_b) for C >> 1", {"q": "C (k_a + k_b)"}, "correct", "read 'for C >> 1' as saying"),
+    (A5, "1e.i", {"c2": "c_2 = x_2 = u_a", "possible": "no", "why": "x"}, {"c2": "u_a"}, "manual",
+     "read the last member of the chain 'c_2 = x_2 = u_a'"),
+    # yes/no answered in words
+    (A5, "1e.i", {"c2": "u_a", "possible": "Impossible.", "why": "x"}, {"possible": "no"}, "manual", None),
+    (A5, "1e.i", {"c2": "u_a", "possible": "不能", "why": "x"}, {"possible": "no"}, "manual", None),
+    (A5, "1e.i", {"c2": "u_a", "possible": "it is possible", "why": "x"}, {"possible": "yes"}, None, None),
+    # ⊙ with a scalar as a product; the 2-norm's subscript
+    (A5, "1e.ii", {"V": r"(u_bu_b^T - u_cu_c^T)\odot \dfrac{1}{\beta^2}", "K": "I",
+                   "Q": r"u_du_a^T \odot \dfrac{1}{\lVert u_a\rVert^2_2} + u_cu_d^T \odot \dfrac{1}{\|u_d\|_2^2}"},
+     {"V": "(u_b u_b^T - u_c u_c^T)/beta^2"}, "correct", "read ⊙ with a scalar as an ordinary product"),
     # other keys and indices a TA reads as more of the problem's keys
     (A5, "1b", "C(k_a + k_b) + k_c", {"q": "C (k_a + k_b) + k_c"}, "correct",
      "read k_c as one of the other keys (not k_a or k_b)"),
@@ -106,6 +121,12 @@ def test_more_other_keys_than_the_problem_has_is_a_clear_error():
     verdict = graded(A5, "1b", "C(k_a + k_b) + k_c + k_d + k_e + k_f + k_g")
     assert verdict.status == "invalid"
     assert "names 5 other keys (k_c, k_d, k_e, k_f, k_g), but there are only n = 6 keys" in " ".join(verdict.feedback)
+
+
+def test_an_elementwise_product_of_two_matrices_is_refused_with_a_reason():
+    verdict = graded(A5, "1e.ii", {"V": r"u_b u_b^T \odot u_c u_c^T", "K": "I", "Q": "I"})
+    assert verdict.status == "invalid"
+    assert any("an elementwise product (⊙) of two matrices is not read here" in line for line in verdict.feedback)
 
 
 def test_an_unmatched_choice_lists_the_options():
