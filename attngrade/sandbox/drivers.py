@@ -17,10 +17,11 @@ Jobs:
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import sys
-import traceback
 import types
+from collections import deque
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -48,10 +49,14 @@ def _seed(seed: int) -> None:
 
 def error_text(err: BaseException) -> str:
     """`Type: message (file.py line n)`, naming the last line of the student's own files."""
-    here = Path.cwd()
-    frames = traceback.extract_tb(err.__traceback__)
-    where = next((f"{Path(f.filename).name} line {f.lineno}" for f in reversed(frames)
-                  if Path(f.filename).parent == here), None)
+    here = str(Path.cwd())
+    last: deque = deque(maxlen=64)  # a runaway recursion leaves millions of frames: keep the last few
+    tb = err.__traceback__
+    while tb is not None:
+        last.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    where = next((f"{os.path.basename(name)} line {line}" for name, line in reversed(last)
+                  if os.path.dirname(name) == here), None)
     message = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
     text = type(err).__name__ + (f": {message}" if message else "")
     return text + (f" ({where})" if where else "")

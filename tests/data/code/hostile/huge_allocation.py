@@ -1,0 +1,1 @@
+hoard = bytearray(10 * 1024**3)
