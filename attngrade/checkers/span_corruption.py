@@ -28,8 +28,9 @@ A crash on a document of 0 to 3 characters is a warning (the course's wiki.txt e
 an empty document), never a deduction. Feedback shows the first failing draw decoded.
 
 Params: `file` (the field with dataset.py, default the check's first field), `class`
-(default CharCorruptionDataset), `block_sizes` (default [16, 20]), `draws` (per block
-size, default 240), `timeout` (seconds, default 10).
+(default CharCorruptionDataset), `block_sizes` (default [24, 28]: 7/8 of 24 is an integer,
+of 28 it is not, and both leave room for a third mask character), `draws` (per block size,
+default 300), `timeout` (seconds, default 10).
 """
 
 from __future__ import annotations
@@ -58,14 +59,15 @@ CRASH_CONSEQUENCE = ("the course's wiki.txt ends with an empty document, so pret
 
 
 def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str, Any]:
-    sizes = params.get("block_sizes") or [16, 20]
-    if any(not isinstance(b, int) or b < 8 for b in sizes):
-        raise ConfigError("block_sizes must be whole numbers of at least 8")
+    sizes = params.get("block_sizes") or [24, 28]
+    if any(not isinstance(b, int) or b < 24 for b in sizes):
+        raise ConfigError("block_sizes must be whole numbers of at least 24 (room for the cap and three "
+                          "mask characters)")
     field = params.get("file") or spec.fields[0]
     if field not in spec.fields:
         raise ConfigError(f"file names '{field}', which is not one of the check's fields")
     return {"file": field, "class": params.get("class") or "CharCorruptionDataset", "block_sizes": list(sizes),
-            "draws": int(params.get("draws") or 240), "timeout": float(params.get("timeout") or TIMEOUT)}
+            "draws": int(params.get("draws") or 300), "timeout": float(params.get("timeout") or TIMEOUT)}
 
 
 # -- the documents ----------------------------------------------------------------------------
