@@ -175,21 +175,21 @@ def _kill_all(pid: int, uid: int | None) -> None:
     os.waitpid(helper, 0)
 
 
-def _reap() -> None:
-    """Collect the child's orphans (this process is their subreaper)."""
+def _reap(linger: float = 0.01) -> None:
+    """Collect finished children: the child's orphans in a supervisor (its subreaper), supervisors in
+    the zygote. Waiting for them is what counts their CPU time in the grader's."""
+    waited = False
     while True:
         try:
             done, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
-        if not done:
-            time.sleep(0.01)
-            try:
-                done, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if not done:
-                return
+        if done:
+            continue
+        if waited or linger <= 0:
+            return
+        waited = True
+        time.sleep(linger)
 
 
 def _describe_exit(status: int | None) -> dict[str, Any]:
@@ -227,17 +227,16 @@ def serve(path: str) -> None:
     os.chmod(path + ".new", 0o600)
     listener.listen(64)
     os.rename(path + ".new", path)  # the socket appears only once it accepts connections
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
     print("ready", flush=True)
     while True:
-        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        ready, _, _ = select.select([listener, sys.stdin], [], [], 0.5)
+        _reap(linger=0)  # supervisors that are done (waited for, so their CPU time is counted upwards)
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1024):
             return  # whoever started us is gone
         if listener in ready:
             conn, _ = listener.accept()
             if os.fork() == 0:
                 listener.close()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 try:
                     isolate.libc().prctl(isolate.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                     _handle(conn.fileno(), conn.fileno())
