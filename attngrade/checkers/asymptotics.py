@@ -16,6 +16,7 @@ coefficient, and a scale that grows slowly (log C) still grows.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -45,6 +46,7 @@ def _rational_parts(expr: Any, t: sympy.Symbol) -> tuple[sympy.Poly, sympy.Poly]
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # the same scores are analysed, then sampled
 def _terms(expr: Any, t: sympy.Symbol) -> dict | None:
     """{power: coefficient} of a sum of c·t^k terms (k a number, c free of t), else None.
 
@@ -172,8 +174,12 @@ class Weights:
 def _weights(limits: Sequence[Any], fast: bool) -> Weights:
     """Softmax of the limiting gaps to the top score (-oo for the scores that lose)."""
     keep = tuple(i for i, L in enumerate(limits) if L != -sympy.oo)
-    total = sum(sympy.exp(limits[i]) for i in keep)
-    values = tuple(sympy.exp(limits[i]) / total if i in keep else sympy.Integer(0) for i in range(len(limits)))
+    if all(limits[i] == 0 for i in keep):  # a plain tie (the usual case): equal shares
+        share = sympy.Rational(1, len(keep))
+        values = tuple(share if i in keep else sympy.Integer(0) for i in range(len(limits)))
+    else:
+        total = sum(sympy.exp(limits[i]) for i in keep)
+        values = tuple(sympy.exp(limits[i]) / total if i in keep else sympy.Integer(0) for i in range(len(limits)))
     floats = np.array([float(L) for L in limits])
     approx = np.exp(floats - floats.max())
     return Weights(values, keep, fast, tuple((approx / approx.sum()).tolist()))
@@ -181,7 +187,13 @@ def _weights(limits: Sequence[Any], fast: bool) -> Weights:
 
 def softmax_limit(scores: Sequence[Any], t: sympy.Symbol) -> Weights:
     """lim_{t→∞} softmax(scores), exactly; raises Undecided where the analysis cannot follow."""
-    scores = [exact(s) for s in scores]
+    return _softmax_limit(tuple(exact(s) for s in scores), t)
+
+
+# Answers that differ only in how they are written (C(k_a + k_b), λ k_a + λ k_b) have the
+# same scores once the constant is t: their limit is worked out once per process.
+@functools.lru_cache(maxsize=4096)
+def _softmax_limit(scores: tuple, t: sympy.Symbol) -> Weights:
     polys = _polynomials(scores, t)
     if polys is not None:
         return _polynomial_softmax_limit(polys)
@@ -197,6 +209,22 @@ def softmax_limit(scores: Sequence[Any], t: sympy.Symbol) -> Weights:
     fast = all(t not in gaps[i].free_symbols for i in keep) and all(
         _decays_polynomially(gaps[i], t) for i in range(len(scores)) if i not in keep)
     return _weights(limits, fast)
+
+
+def values_at(scores: Sequence[Any], t: sympy.Symbol, x: float) -> list[float]:
+    """The scores at t = x in floating point (for samples beside an exact limit)."""
+    out = []
+    for s in scores:
+        terms = _float_terms(s, t)
+        out.append(sum(c * x ** k for k, c in terms) if terms is not None else float(s.subs(t, x)))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _float_terms(score: Any, t: sympy.Symbol) -> tuple[tuple[float, float], ...] | None:
+    """A score as (power, coefficient) pairs in floating point, when it is a sum of c·t^k."""
+    terms = _terms(score, t) if t in score.free_symbols else {0: score}
+    return None if terms is None else tuple((float(k), float(c)) for k, c in terms.items())
 
 
 def _polynomials(scores: Sequence[Any], t: sympy.Symbol) -> list[dict] | None:

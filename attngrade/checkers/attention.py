@@ -94,18 +94,19 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if any(h.shape and h.shape[0] == 1 for h in heads):
         notes.append("read your row vector as the column vector q")
     try:
-        exact, constant = _exact_query_weights(heads, ctx, positions, n, free)
+        exact, constant, scores = _exact_query_weights(heads, ctx, positions, n, free)
     except (asymptotics.Undecided, EvaluationError, ValueError, TypeError) as err:
         log.info("part %s: exact limit not found (%s); deciding from samples", ctx.part.id, err)
         exact = None
-    # With an exact verdict the samples are evidence and a cross-check: two scales suffice.
-    sampled = _sampled_query_weights(heads, ctx, positions, n, free,
-                                     QUERY_SCALES if exact is None else QUERY_CHECK_SCALES)
-    if isinstance(sampled, Outcome):
-        return sampled
+    if exact is None:
+        sampled = _sampled_query_weights(heads, ctx, positions, n, free, QUERY_SCALES)
+        if isinstance(sampled, Outcome):
+            return sampled
+    else:  # evidence and a cross-check of the limit: the exact scores at two finite scales
+        sampled = _weights_at(scores, QUERY_CHECK_SCALES)
     evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist(),
                                 "labels": _key_labels(positions, n)}
-    values = np.random.default_rng(ctx.seed).normal(size=(3, n))
+    values = _probe_values(ctx.seed, n)
     errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in sampled]
     if exact is None:  # a labelled fallback: the samples decide
         limit_weights = sampled[-1]
@@ -116,9 +117,11 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         evidence["method"] = "samples"
     else:
         exact, limit_weights = exact
-        right = all(asymptotics.equal(w, want) for w, want in zip(exact, ctx.prepared))
+        # floating point rules out a mismatch cheaply; a match is confirmed exactly
+        right = all(abs(a - float(want)) < 1e-9 and asymptotics.equal(w, want)
+                    for w, a, want in zip(exact, limit_weights, ctx.prepared))
         evidence["method"] = "exact limit"
-        evidence["limit_weights"] = [str(w) if w.is_Rational else f"{a:.6g}" for w, a in zip(exact, limit_weights)]
+        evidence["limit_weights"] = [_show_weight(w, a) for w, a in zip(exact, limit_weights)]
         if _converges(errors) != right:  # the samples are a cross-check, never the verdict
             log.warning("part %s: the samples (%s) disagree with the exact limit (%s)", ctx.part.id,
                         "right" if _converges(errors) else "wrong", "right" if right else "wrong")
@@ -126,6 +129,19 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if right:
         return Outcome(ctx.points, tuple(notes), evidence)
     return _wrong_query(p, n, positions, target, limit_weights, constant, len(heads), notes, evidence, ctx)
+
+
+@functools.lru_cache(maxsize=64)
+def _probe_values(seed: int, n: int) -> np.ndarray:
+    """Three random value vectors per key, fixed per part: a wrong mix of values shows in them."""
+    return np.random.default_rng(seed).normal(size=(3, n))
+
+
+def _show_weight(w: Any, approx: float) -> str:
+    """An exact weight as a fraction where it is one, else its value to six digits."""
+    if w.is_Integer:
+        return str(int(w))
+    return f"{w.p}/{w.q}" if w.is_Rational else f"{approx:.6g}"
 
 
 def _key_positions(declared: Mapping[str, int], exprs: Sequence[Any], table: Any,
@@ -190,9 +206,9 @@ def _key_symbol(table: Any, name: str) -> Any:
 
 
 def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
-                         free: set) -> tuple[tuple[list[Any], np.ndarray], bool]:
-    """The heads' average limiting weights (exact, and in floating point), and whether they do
-    not depend on the constant."""
+                         free: set) -> tuple[tuple[list[Any], np.ndarray], bool, list]:
+    """The heads' average limiting weights (exact, and in floating point), whether they do not
+    depend on the constant, and each head's exact scores (with the growth symbol)."""
     table = ctx.part.table
     t = asymptotics.growth()
     env = {_key_symbol(table, name): _unit(n, i) for name, i in positions.items()}
@@ -201,16 +217,65 @@ def _exact_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[
     total = [sympy.Integer(0)] * n
     approx = np.zeros(n)
     constant = True
+    by_head = []
+    keys = {symbol: unit for symbol, unit in env.items() if isinstance(symbol, sympy.MatrixSymbol)}
+    growth = {c: t for c in free}
     for head in heads:
-        q = evaluate(head.expr, env, dims, EXACT)
-        scores = list(q) if isinstance(q, sympy.MatrixBase) else [q]
+        scores = _scores(head.expr, keys, growth, n)
+        if scores is None:  # not a plain combination of keys: evaluate it as a whole
+            q = evaluate(head.expr, env, dims, EXACT)
+            scores = list(q) if isinstance(q, sympy.MatrixBase) else [q]
         if len(scores) != n:
             raise asymptotics.Undecided(f"a query of {len(scores)} entries against {n} keys")
         constant &= not any(t in asymptotics.exact(x).free_symbols for x in scores)
         weights = asymptotics.softmax_limit(scores, t)
-        total = [a + b for a, b in zip(total, weights.values)]
+        total = list(weights.values) if len(heads) == 1 else [a + b for a, b in zip(total, weights.values)]
         approx += weights.approx
-    return ([w / len(heads) for w in total], approx / len(heads)), constant
+        by_head.append((scores, t))
+    mean = total if len(heads) == 1 else [w / len(heads) for w in total]
+    return (mean, approx / len(heads)), constant, by_head
+
+
+def _scores(expr: Any, keys: Mapping[Any, sympy.ImmutableMatrix], growth: Mapping[Any, Any],
+            n: int) -> list[Any] | None:
+    """The scores k_i^T q of a query that is a sum of scalar multiples of keys, read off its
+    coefficients (the keys are orthonormal); None for any other form of query."""
+    coefficients = _linear_in_keys(expr, keys)
+    if coefficients is None:
+        return None
+    scores = [sympy.Integer(0)] * n
+    for key, c in coefficients.items():
+        scores[list(keys[key]).index(1)] += c.xreplace(growth)
+    return scores
+
+
+def _linear_in_keys(expr: Any, keys: Mapping[Any, Any]) -> dict | None:
+    if expr in keys:
+        return {expr: sympy.Integer(1)}
+    if isinstance(expr, sympy.MatAdd):
+        total: dict = {}
+        for term in expr.args:
+            part = _linear_in_keys(term, keys)
+            if part is None:
+                return None
+            for key, c in part.items():
+                total[key] = total.get(key, 0) + c
+        return total
+    if isinstance(expr, sympy.MatMul):
+        scalars = [a for a in expr.args if not getattr(a, "is_Matrix", False)]
+        matrices = [a for a in expr.args if getattr(a, "is_Matrix", False)]
+        inner = _linear_in_keys(matrices[0], keys) if len(matrices) == 1 else None
+        if inner is None or any(a.free_symbols & set(keys) for a in scalars):
+            return None
+        factor = sympy.Mul(*scalars)
+        return {key: factor * c for key, c in inner.items()}
+    return None
+
+
+def _weights_at(by_head: Sequence[tuple[list, Any]], scales: Sequence[float]) -> list[np.ndarray]:
+    """The heads' average weights with the constant at each scale, from the exact scores."""
+    return [np.mean([_softmax(np.array(asymptotics.values_at(scores, t, s))) for scores, t in by_head], axis=0)
+            for s in scales]
 
 
 def _wrong_query(p: Mapping[str, Any], n: int, positions: Mapping[str, int], target: np.ndarray,

@@ -189,9 +189,19 @@ class SymbolTable:
         return spec, spec.note
 
     def others(self, expr: Any) -> list[SymbolSpec]:
-        """The undeclared family members an expression names, in name order."""
-        names = {str(s) for s in getattr(expr, "free_symbols", ())}
-        return [spec for name, spec in sorted(self._others.items()) if name in names]
+        """The undeclared family members an expression names, in name order.
+
+        Found from the expression itself (not from what this table has resolved), so a
+        worker process that did not parse the answer finds the same members.
+        """
+        if not self._open:
+            return []
+        found = []
+        for name in sorted({str(s) for s in getattr(expr, "free_symbols", ()) if isinstance(s, sympy.MatrixSymbol)}):
+            hit = None if name in self.specs else self._other_member(name)
+            if hit is not None:
+                found.append(hit[0])
+        return found
 
     def names(self) -> list[str]:
         """Declared names, for 'this part declares: ...' messages."""
