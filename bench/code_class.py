@@ -3,7 +3,7 @@
     python3 bench/code_class.py                 # 100 submissions, 2 workers
     python3 bench/code_class.py --n 20 --repeat 1
 
-Each submission is the correct fixture of tests/data/code/ or one of its bug classes, in the
+Each submission is the reference solution's code or one of its bug classes (tests/data/code/bugs.yaml), in the
 src/, a5/src/ or flat layout, with a comment naming the student so that every file is
 distinct (no task is shared: each submission costs two sandbox children). The class is
 graded with `grade run --workers 2` in a subprocess; the CPU time is that of the subprocess

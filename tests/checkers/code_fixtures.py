@@ -1,4 +1,4 @@
-"""Code submissions for the sandboxed checks: the correct fixture, and each bug class as an edit of it."""
+"""Code submissions for the sandboxed checks: the reference solution's code, and each bug class as an edit of it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 CODE = Path(__file__).resolve().parents[1] / "data" / "code"
-CORRECT = CODE / "correct"
+CORRECT = Path(__file__).resolve().parents[2] / "solutions" / "cs224n-w21-a5" / "reference"  # the reference solution
 BUGS = yaml.safe_load((CODE / "bugs.yaml").read_text(encoding="utf-8"))
 
 

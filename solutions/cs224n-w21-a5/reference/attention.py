@@ -1,4 +1,4 @@
-"""Attention modules written for attngrade's tests (correct implementations)."""
+"""CS224N A5 2g.i: causal self-attention and synthesizer attention (attngrade's reference solution; also the reference module of the torch_module check)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""A span-corruption dataset written for attngrade's tests (a correct implementation)."""
+"""CS224N A5 2e: the span-corruption dataset (attngrade's reference solution)."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""A small GPT written for attngrade's tests: the block picks its attention from the config."""
+"""A small GPT (attngrade's reference solution): each block picks its attention from the config."""
 
 import torch
 import torch.nn as nn

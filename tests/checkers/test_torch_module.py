@@ -1,0 +1,47 @@
+"""The data-driven torch_module check: CausalSelfAttention against the instructor's reference module."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BANK = ROOT / "tests" / "data" / "banks" / "torch-module"
+REFERENCE = ROOT / "solutions" / "cs224n-w21-a5" / "reference" / "attention.py"
+EDITS = {  # a bug -> words of the failing property's feedback
+    None: None,
+    ("F.softmax(scores, dim=-1)", "F.softmax(scores, dim=-2)"): "attention weights: T=",
+    ('scores = scores.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))\n        weights',
+     "weights"): "not causal",
+    ("/ math.sqrt(k.size(-1))", "/ k.size(-1)"): "match the reference module",
+}
+
+
+def test_causal_self_attention_by_its_properties(tmp_path):
+    pytest.importorskip("torch")
+    reference = REFERENCE.read_text()
+    for n, edit in enumerate(EDITS):
+        folder = tmp_path / f"s{n}"
+        folder.mkdir()
+        (folder / "answers.yaml").write_text(f"homework: attention-code\nstudent: s{n}\nanswers: {{}}\n")
+        text = reference if edit is None else reference.replace(*edit, 1)
+        assert edit is None or text != reference
+        (folder / "attention.py").write_text(text)
+    done = subprocess.run([sys.executable, "-m", "attngrade", "run", str(tmp_path), "-o", str(tmp_path / "out"),
+                           "--bank", str(BANK), "--workers", "1"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    results = {r["student"]: r["parts"][0] for r in json.loads((tmp_path / "out" / "results.json").read_text())}
+    for n, (edit, broken) in enumerate(EDITS.items()):
+        verdict = results[f"s{n}"]
+        if broken is None:
+            assert verdict["score"] == 5, verdict["feedback"]
+        else:
+            assert verdict["score"] < 5
+            assert any(line.startswith("FAILED") and broken in line for line in verdict["feedback"]), verdict["feedback"]
+    shutil.rmtree(tmp_path / "out")
