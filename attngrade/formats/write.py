@@ -8,6 +8,8 @@ reach a template: the writers see only the homework and the answers they are giv
 
 from __future__ import annotations
 
+import re
+
 import json
 from typing import Any, Mapping
 
@@ -139,16 +141,24 @@ def _prose(text: str) -> str:
     return text.translate(_TEXT_ESCAPES)
 
 
+_INLINE_MATH = re.compile(r"(?<!\\)(\$[^$]+(?<!\\)\$)")
+
+
+def _statement(text: str) -> str:
+    """A statement for LaTeX: its $...$ math kept as math (it is the bank's own), the rest escaped."""
+    return "".join(piece if _INLINE_MATH.fullmatch(piece) else _prose(piece) for piece in _INLINE_MATH.split(text))
+
+
 def latex(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = "your-id") -> str:
     answers = answers or {}
     out = [r"\documentclass{article}", r"\usepackage{attngrade}", f"\\attnhomework{{{homework.id}}}",
            f"\\title{{{_prose(homework.course)}: {_prose(homework.title)}}}", f"\\author{{{_prose(student)}}}",
            r"\begin{document}", r"\maketitle", ""]
     for problem in homework.problems:
-        out += [f"\\section*{{{_prose(problem.title or problem.id)}}}", _prose(problem.intro.strip()), ""]
+        out += [f"\\section*{{{_prose(problem.title or problem.id)}}}", _statement(problem.intro.strip()), ""]
         for part in problem.parts:
             out += [f"\\subsection*{{{_prose(part.id)} ({_points(part)})}}",
-                    *(_prose(line) + "\n" for line in _describe(part))]
+                    *(_statement(line) + "\n" for line in _describe(part))]
             fields = _fields_of(part, answers.get(part.id))
             for f in part.fields:
                 if f.kind == "file":

@@ -251,7 +251,7 @@ def test_the_latex_template_and_the_filled_reference_compile(homework, tmp_path)
 def test_grade_problems_shows_statements_and_expected_files(capsys):
     assert main(["problems", A5]) == 0
     out = capsys.readouterr().out
-    assert "Give a query q" in out and "expects the file vanilla.pretrain.dev.predictions" in out
+    assert "Give a query $q$" in out and "expects the file vanilla.pretrain.dev.predictions" in out
 
 
 # -- what a fresh-eyes review found --------------------------------------------------------------------

@@ -99,7 +99,7 @@ def test_matrix_brackets_grow_with_the_matrix(open_page, out, tmp_path):
     shot_of(page, tmp_path / "matrix.png")
     assert problems == []
     assert_laid_out(page)
-    matrix = page.locator('[id="part-1c"] math').first
+    matrix = page.locator('[id="part-1c"] .answer math').first
     matrix.screenshot(path=str(tmp_path / "matrix-answer.png"))
     table = matrix.locator("mtable").bounding_box()
     brackets = matrix.locator("mtable").locator("xpath=..").locator(":scope > mo")
