@@ -25,9 +25,9 @@ from attngrade.submissions import load_submission
 from gradescope_helpers import (DATA, EXAMPLES, GOLD_MARK, HOMEWORK, REFERENCE, REPO, TEST_LINES,
                                 parts_by_number, visible_text)
 
-A5_MACHINE_PARTS = ["1b", "1c.i", "1d.i", "1e.i", "1e.ii", "2d", "2f", "2g.i"]
-A5_PROPERTY_PARTS = {"1b", "1c.i", "1d.i", "1e.ii"}  # no key, no instructor gold: shown at once
-A5_TEXT_PARTS = {"1a", "1c.ii", "1d.ii", "2e", "2g.ii", "3a", "3b", "3c"}
+A5_MACHINE_PARTS = ["1b", "1c.i", "1d.i", "1e.i", "1e.ii", "2d", "2e", "2f", "2g.i"]
+A5_PROPERTY_PARTS = {"1b", "1c.i", "1d.i", "1e.ii", "2e"}  # no key, no instructor gold: shown at once
+A5_TEXT_PARTS = {"1a", "1c.ii", "1d.ii", "2g.ii", "3a", "3b", "3c"}
 
 
 def _unzip(path: Path) -> dict[str, zipfile.ZipInfo]:
@@ -135,7 +135,7 @@ def test_full_marks_reference_folder_nested_in_the_submission(gradescope, autogr
         assert test["score"] == pytest.approx(machine) and test["status"] == "passed", (pid, test["output"])
         assert test["visibility"] == ("visible" if pid in A5_PROPERTY_PARTS else "after_published"), pid
         assert test["output_format"] == "html" and test["name"].startswith(pid)
-    assert data["score"] == pytest.approx(36) == pytest.approx(graded.score)
+    assert data["score"] == pytest.approx(46) == pytest.approx(graded.score)  # 36 + 10 for the 2e code
     assert data["output_format"] == "html" and data["stdout_visibility"] == "hidden"
     assert data["extra_data"]["student"] == "alice@example.edu"  # from submission_metadata.json
     assert "my-a5/reference/answers.yaml" in data["output"]
@@ -221,14 +221,14 @@ def test_test_gold_earns_the_test_set_points_instead_of_leaving_them_to_staff(
     with_gold = parts_by_number(gradescope.run(gradescope.root(autograder_zip, {"a5": REFERENCE})))
     without = gradescope.run(gradescope.root(autograder_zip_without_gold, {"a5": REFERENCE}))
     without_gold = parts_by_number(without)
-    # 2g.i: 4 points for the test file, half of them for reaching 5% on the test set. Without
-    # the gold those 4 wait for staff: not earned, and the maximum stays the same for everyone.
+    # 2g.i: 4 points for the synthesizer code, 2 for the dev file, 2 for the test file. Without
+    # the gold the test file's 2 wait for staff: not earned, and the maximum stays the same for everyone.
     assert with_gold["2g.i"]["max_score"] == 8 and with_gold["2g.i"]["score"] == 8
-    assert without_gold["2g.i"]["max_score"] == 8 and without_gold["2g.i"]["score"] == 4
-    assert "Course staff grade the rest of this part: 4 points" in without_gold["2g.i"]["output"]
+    assert without_gold["2g.i"]["max_score"] == 8 and without_gold["2g.i"]["score"] == 6
+    assert "Course staff grade the rest of this part: 2 points" in without_gold["2g.i"]["output"]
     assert "correct on the test set" in with_gold["2f"]["output"]
     assert "which only course staff have" in without_gold["2f"]["output"]
-    assert without["score"] == 29  # the test files earn nothing until the gold decides them
+    assert without["score"] == 41  # the test files earn nothing until the gold decides them
     # Without instructor gold nothing in 2d-2g.i is secret, so those parts are shown at once.
     assert {t: without_gold[t]["visibility"] for t in ("2d", "2f", "2g.i")} == dict.fromkeys(("2d", "2f", "2g.i"),
                                                                                               "visible")
