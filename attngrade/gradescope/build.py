@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import __version__
+from ..checkers import REGISTRY
 from ..checkers.accuracy import PACKAGED, load_gold
 from ..checkers.accuracy import gold_names as accuracy_gold_names
 from ..errors import ConfigError
@@ -35,6 +36,7 @@ from ..grading import assignment
 from ..keys import keys_path, load_keys
 from ..problems import load_homework
 from ..records import Homework
+from ..sandbox import TORCH_CPU_INDEX, TORCH_REQUIREMENT
 from .manifest import DEFAULT_VENV, MANIFEST_NAME, NAME, Manifest, check_visibility
 
 # What is copied from the source tree to build the wheel; nothing else can end up in it.
@@ -72,7 +74,8 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
             homework=homework.id, attngrade=__version__, wheel=f"wheels/{wheel.name}", solutions="solutions",
             gold={name: f"gold/{name}/{_file_name(path)}" for name, path in gold.items()}, visibility=shown,
         )
-        context = {"homework": homework.id, "version": __version__, "venv": venv, "wheel": manifest.wheel}
+        context = {"homework": homework.id, "version": __version__, "venv": venv, "wheel": manifest.wheel,
+                   "torch": _torch_requirement(homework), "torch_index": TORCH_CPU_INDEX}
         entries: list[tuple[str, bytes, int]] = [
             ("setup.sh", render("setup.sh", context).encode(), 0o755),
             ("run_autograder", render("run_autograder", context).encode(), 0o755),
@@ -259,6 +262,12 @@ def check_wheel(wheel: Path, forbidden: Mapping[str, str]) -> None:
 
 
 # -- the zip ------------------------------------------------------------------------------
+def _torch_requirement(homework: Homework) -> str:
+    """The PyTorch the container needs, or "" when no part runs student code."""
+    runs_code = any(REGISTRY[spec.check].runs_code for part in homework.parts for spec in part.checks)
+    return TORCH_REQUIREMENT if runs_code else ""
+
+
 def render(template: str, context: Mapping[str, str]) -> str:
     """One of templates/ rendered with jinja2 (strict: a missing value is an error)."""
     import shlex

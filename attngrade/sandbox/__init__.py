@@ -34,6 +34,8 @@ from . import protocol
 from .isolate import CLEAN_ENV, Limits
 
 ENV_SOCKET = "ATTNGRADE_SANDBOX_SOCKET"
+TORCH_REQUIREMENT = "torch==2.13.0"  # the [torch] extra's pin (pyproject.toml); its CPU wheel
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"  # a plain `pip install torch` pulls CUDA builds
 START_SECONDS = 60.0  # importing torch on a loaded machine
 MARGIN = 5.0  # seconds the grader waits past a job's own timeout for the supervisor's answer
 TORCH_MISSING = ("this part runs your code with PyTorch, which is not installed where it is graded: "

@@ -103,3 +103,20 @@ def test_check_wheel_refuses_keys_solutions_and_gold_by_name_or_content(tmp_path
                         ("solutions", {"attngrade/solutions/hw/notes.txt": b"x\n"})]:
         with pytest.raises(ConfigError, match="must never be in it"):
             check_wheel(_wheel(tmp_path / f"{name}.whl", {**clean, **extra}), forbidden)
+
+
+@pytest.mark.parametrize("homework, torch", [("cs224n-w21-a5", True), ("nyu-dl-transformer", False)])
+def test_setup_installs_the_cpu_torch_only_where_parts_run_code(tmp_path, homework, torch):
+    zip_path = build_autograder(homework, tmp_path / "a.zip", solutions=SOLUTIONS)
+    setup = zipfile.ZipFile(zip_path).read("setup.sh").decode()
+    line = "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0"
+    assert (line in setup) is torch
+
+
+def test_the_torch_pin_is_the_torch_extra_of_the_project():
+    from attngrade.sandbox import TORCH_REQUIREMENT
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["torch"] == [TORCH_REQUIREMENT]

@@ -83,6 +83,10 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$VENV/bin/python" -m pip install --quiet --upgrade pip || echo "attngrade setup: could not upgrade pip; going on"
 "$VENV/bin/python" -m pip install --quiet "$WHEEL"
+{% if torch %}
+# Parts of this homework run student PyTorch code (in a sandbox): the CPU build, not the CUDA one.
+"$VENV/bin/python" -m pip install --quiet --index-url {{ torch_index | shquote }} {{ torch | shquote }}
+{% endif %}
 
 # Fail the build now, not at the first submission, if the install does not work.
 "$VENV/bin/python" -m attngrade problems {{ homework | shquote }} >/dev/null
