@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import textwrap
+from typing import Any
 from pathlib import Path
 
 from .errors import EXIT_OK, EXIT_SUBMISSION_FAILED, AttngradeError, ConfigError, SubmissionError
@@ -25,8 +26,8 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="self-check one submission (no keys needed, none shown)")
     check.add_argument("path", type=Path, metavar="FILE",
                        help="an answers file (.yaml, .ipynb, .md, .tex) or a submission folder")
-    check.add_argument("--homework", default=None, metavar="ID",
-                       help="the homework, for a file that does not name it (a notebook without metadata)")
+    check.add_argument("--homework", default=None, metavar="ID|DIR",
+                       help="the homework: a bundled id, or an instructor's homework folder (with homework.yaml)")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
     check.add_argument("--budget", type=float, default=2.0, metavar="SECONDS",
                        help="time one check of one answer may take (default: 2)")
@@ -34,8 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="grade a batch of submissions and write results, grades and reports")
     run.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="submission files, folders or class folders")
     run.add_argument("-o", "--out", type=Path, required=True, help="output folder")
-    run.add_argument("--solutions", type=Path, default=Path("solutions"),
-                     help="folder with <homework>/keys.yaml (default: ./solutions)")
+    run.add_argument("--solutions", type=Path, default=None,
+                     help="folder with <homework>/keys.yaml (default: ./solutions, or the --homework folder)")
     run.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
                      help="an instructor gold file, e.g. test=birth_test.tsv (repeatable)")
     run.add_argument("--workers", type=int, default=None, metavar="N",
@@ -46,8 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="scores and comments decided by course staff (see OUT/overrides.yaml)")
     run.add_argument("--rubric-to-students", action="store_true",
                      help="show the rubric of parts waiting for staff in the students' reports (default: not)")
-    run.add_argument("--homework", default=None, metavar="ID",
-                     help="the homework, for files that do not name it (notebooks without metadata)")
+    run.add_argument("--homework", default=None, metavar="ID|DIR",
+                     help="the homework: a bundled id (for files that do not name it), or an instructor's homework "
+                          "folder (homework.yaml, problems/, keys.yaml, gold/) anywhere on disk")
     run.add_argument("--bank", type=Path, default=None, metavar="DIR",
                      help="a problem bank folder (homeworks/ and library/) instead of the bundled one")
     run.add_argument("--executor", default="local", metavar="local|dask[=ADDRESS]",
@@ -59,15 +61,16 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check a problem bank and its keys, as grading would load them")
     validate.add_argument("bank", type=Path, nargs="?", default=None, metavar="PATH",
-                          help="a bank folder with homeworks/ and library/ (default: the bundled bank)")
-    validate.add_argument("--solutions", type=Path, default=Path("solutions"),
-                          help="folder with <homework>/keys.yaml (default: ./solutions)")
+                          help="a homework folder (with homework.yaml), or a bank folder with homeworks/ and "
+                               "library/ (default: the bundled bank)")
+    validate.add_argument("--solutions", type=Path, default=None,
+                          help="folder with <homework>/keys.yaml (default: ./solutions, or the homework folder)")
 
     auto = sub.add_parser("autograder", help="build a Gradescope autograder zip for one homework")
-    auto.add_argument("homework", help="a homework id (see `grade problems`)")
+    auto.add_argument("homework", help="a homework id (see `grade problems`) or a homework folder")
     auto.add_argument("-o", "--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
-    auto.add_argument("--solutions", type=Path, default=Path("solutions"),
-                      help="folder with <homework>/keys.yaml (default: ./solutions)")
+    auto.add_argument("--solutions", type=Path, default=None,
+                      help="folder with <homework>/keys.yaml (default: ./solutions, or the homework folder)")
     auto.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
                       help="an instructor gold file to bundle, e.g. test=birth_test.tsv (repeatable)")
     auto.add_argument("--source", type=Path, default=None,
@@ -79,13 +82,19 @@ def _parser() -> argparse.ArgumentParser:
                     help="the autograder root (default: /autograder, inside a Gradescope container only)")
 
     assign = sub.add_parser("assign", help="write a student template of a homework (no keys, no answers)")
-    assign.add_argument("homework", help="a homework id (see `grade problems`)")
+    assign.add_argument("homework", help="a homework id (see `grade problems`) or a homework folder")
     assign.add_argument("--format", choices=("yaml", "md", "ipynb", "tex"), default="ipynb",
                         help="the template's format (default: ipynb)")
     assign.add_argument("-o", "--out", type=Path, default=Path("."), help="the folder to write into")
 
     problems = sub.add_parser("problems", help="list homeworks, or the parts of one homework")
-    problems.add_argument("homework", nargs="?", help="a homework id")
+    problems.add_argument("homework", nargs="?", help="a homework id or a homework folder")
+
+    new = sub.add_parser("new-homework", help="start a homework folder of your own from a bundled homework")
+    new.add_argument("homework", help="the bundled homework to start from (see `grade problems`)")
+    new.add_argument("-o", "--out", type=Path, required=True, help="the folder to create (must not exist)")
+    new.add_argument("--solutions", type=Path, default=Path("solutions"),
+                     help="where the bundled homework's keys are, to copy (default: ./solutions)")
     return parser
 
 
@@ -104,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             return _validate(args)
         if args.command == "assign":
             return _assign(args)
+        if args.command == "new-homework":
+            return _new_homework(args)
         return _problems(args)
     except AttngradeError as err:
         print(f"grade: {err}", file=sys.stderr)
@@ -118,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .selfcheck import check
 
+    bank, homework, _, _ = _homework_source(args)
     try:
-        result = check(args.path, budget=args.budget, homework=args.homework)
+        result = check(args.path, budget=args.budget, homework=homework, bank=bank)
     except SubmissionError as err:
         if args.json:
             print(json.dumps({"student": args.path.stem, "homework": None, "score": 0, "max_score": 0,
@@ -139,7 +151,7 @@ def _check(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .batch import run
 
-    gold = _gold(args.gold)
+    bank, homework, solutions, gold = _homework_source(args)
     missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
     if missing:
         raise ConfigError(f"no such file or folder: {', '.join(missing)}; nothing was graded")
@@ -150,8 +162,8 @@ def _run(args: argparse.Namespace) -> int:
         from .grading.distributed import executor_from
 
         runner = executor_from(args.executor, args.budget, args.workers)
-    batch = run(args.paths, args.out, args.solutions, gold=gold, workers=args.workers, budget=args.budget,
-                overrides=args.overrides, bank=_bank(args.bank), homework=args.homework, runner=runner,
+    batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
+                overrides=args.overrides, bank=bank, homework=homework, runner=runner,
                 rubric=args.rubric_to_students)
     if args.stats is not None:
         from .output import write_atomic
@@ -182,18 +194,44 @@ def _bank(path: Path | None):
     return Bank(path)
 
 
+def _homework_source(args: argparse.Namespace) -> tuple[Any, str | None, Path, dict[str, Path]]:
+    """(bank, homework id or None, solutions, gold) from --homework, --bank, --solutions and --gold.
+
+    A homework folder brings its own problems, keys (its keys.yaml) and gold (its gold/).
+    """
+    from .problems import HomeworkFolder, open_homework
+
+    gold = _gold(getattr(args, "gold", []))
+    solutions = getattr(args, "solutions", None)
+    spec = getattr(args, "homework", None)
+    bank_path = getattr(args, "bank", None)
+    if spec is None:
+        return _bank(bank_path), None, solutions or Path("solutions"), gold
+    bank, homework = open_homework(spec)
+    if isinstance(bank, HomeworkFolder):
+        if bank_path is not None:
+            raise ConfigError(f"--homework {spec} is a homework folder with its own problems; leave out --bank")
+        return bank, homework, solutions or bank.root, {**bank.gold(), **gold}
+    return _bank(bank_path), homework, solutions or Path("solutions"), gold
+
+
 def _validate(args: argparse.Namespace) -> int:
     from .grading import assignment
     from .keys import load_keys
+    from .problems import HOMEWORK_FILE, HomeworkFolder
 
-    bank = _bank(args.bank)
+    if args.bank is not None and (args.bank / HOMEWORK_FILE).is_file():
+        bank = HomeworkFolder(args.bank)
+        solutions = args.solutions or bank.root
+    else:
+        bank, solutions = _bank(args.bank), args.solutions or Path("solutions")
     ids = bank.homework_ids()
     if not ids:
         raise ConfigError(f"{args.bank}: no homeworks/*.yaml in this bank")
     for hid in ids:
         homework = bank.load_homework(hid)  # problem files: params, fields, checks
-        keys = load_keys(args.solutions, homework)
-        assignment(homework, keys, solutions=args.solutions)  # keys cover every key-based check
+        keys = load_keys(solutions, homework)
+        assignment(homework, keys, solutions=solutions)  # keys cover every key-based check
         checks = sum(len(p.checks) for p in homework.parts)
         print(f"{hid}: ok ({len(homework.parts)} parts, {checks} checks, "
               f"{'keys from ' + str(keys.source) if keys else 'no keys needed'})")
@@ -203,9 +241,10 @@ def _validate(args: argparse.Namespace) -> int:
 def _assign(args: argparse.Namespace) -> int:
     from .formats.write import STYLE, WRITERS
     from .output import write_atomic
-    from .problems import load_homework
+    from .problems import open_homework
 
-    homework = load_homework(args.homework)
+    bank, hid = open_homework(args.homework)
+    homework = bank.load_homework(hid)
     write, suffix = WRITERS[args.format]
     target = args.out / f"{homework.id}{suffix}"
     write_atomic(target, write(homework))
@@ -232,9 +271,18 @@ def _gold(items: list[str]) -> dict[str, Path]:
 def _autograder(args: argparse.Namespace) -> int:
     from .gradescope import build_autograder
 
-    path = build_autograder(args.homework, args.out, solutions=args.solutions, gold=_gold(args.gold),
-                            source=args.source)
+    bank, homework, solutions, gold = _homework_source(args)
+    path = build_autograder(homework, args.out, solutions=solutions, gold=gold, source=args.source, bank=bank)
     print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _new_homework(args: argparse.Namespace) -> int:
+    from .problems.scaffold import scaffold
+
+    written = scaffold(args.homework, args.out, args.solutions)
+    print(f"wrote {args.out}: " + ", ".join(written))
+    print(f"edit it, then: grade validate {args.out}; grade run SUBMISSIONS -o OUT --homework {args.out}")
     return EXIT_OK
 
 
@@ -252,14 +300,15 @@ def _gradescope(args: argparse.Namespace) -> int:
 
 
 def _problems(args: argparse.Namespace) -> int:
-    from .problems import homework_ids, load_homework
+    from .problems import homework_ids, load_homework, open_homework
 
     if not args.homework:
         for hid in homework_ids():
             hw = load_homework(hid)
             print(f"{hid}\t{hw.course}: {hw.title} ({hw.max_score:g} points)")
         return EXIT_OK
-    hw = load_homework(args.homework)
+    bank, hid = open_homework(args.homework)
+    hw = bank.load_homework(hid)
     for part in hw.parts:
         fields = ", ".join(f"{f.name}:{f.expect or f.kind}" for f in part.fields)
         symbols = ", ".join(part.table.names()) or "-"

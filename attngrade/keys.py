@@ -6,6 +6,7 @@ for the instructor, raised before any student is graded.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -13,6 +14,7 @@ from typing import Any, Mapping
 import yaml
 
 from .errors import ConfigError
+from .problems.lines import with_line
 from .reading import FieldError, read_field
 from .records import Homework
 
@@ -29,6 +31,9 @@ class Keys:
 
 
 def keys_path(solutions: Path, homework: str) -> Path:
+    """solutions/<homework>/keys.yaml; a homework folder (with homework.yaml) holds its own keys.yaml."""
+    if (solutions / "homework.yaml").is_file():
+        return solutions / "keys.yaml"
     return solutions / homework / "keys.yaml"
 
 
@@ -41,20 +46,33 @@ def load_keys(solutions: Path, homework: Homework) -> Keys | None:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML ({err})") from None
-    if data.get("homework") != homework.id:
-        raise ConfigError(f"{path}: says homework {data.get('homework')!r}, expected {homework.id!r}")
+    try:
+        return _parse(path, data, homework)
+    except ConfigError as err:  # point at the line, as an editor expects
+        raise ConfigError(with_line(str(err), str(path), path.read_text(encoding="utf-8"))) from None
+
+
+def _parse(path: Path, data: Any, homework: Homework) -> Keys:
+    if not isinstance(data, dict) or data.get("homework") != homework.id:
+        said = data.get("homework") if isinstance(data, dict) else None
+        raise ConfigError(f"{path}: says homework {said!r}, expected {homework.id!r}")
     answers: dict[str, dict[str, Any]] = {}
     for pid, raw in (data.get("keys") or {}).items():
         part = homework.part(str(pid))
         if part is None:
-            raise ConfigError(f"{path}: key for unknown part {pid!r}")
+            close = difflib.get_close_matches(str(pid), [p.id for p in homework.parts], n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"{path}: key for unknown part {str(pid)!r}{hint}; the parts are: "
+                              f"{', '.join(p.id for p in homework.parts)}")
         raw = raw if isinstance(raw, dict) else {part.fields[0].name: raw}
         parsed = {}
         for name, value in raw.items():
             try:
                 parsed[name] = read_field(part, part.field(name), value)
             except KeyError:
-                raise ConfigError(f"{path}: part {pid} has no field {name!r}") from None
+                close = difflib.get_close_matches(str(name), [f.name for f in part.fields], n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ConfigError(f"{path}: part {pid} has no field {str(name)!r}{hint}") from None
             except FieldError as err:
                 raise ConfigError(f"{path}: the key does not read: {err}") from None
             except Exception as err:  # noqa: BLE001 - a key that breaks the reader is the key's fault

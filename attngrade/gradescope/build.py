@@ -34,7 +34,7 @@ from ..checkers.accuracy import gold_names as accuracy_gold_names
 from ..errors import ConfigError
 from ..grading import assignment
 from ..keys import keys_path, load_keys
-from ..problems import load_homework
+from ..problems import BUNDLED, HOMEWORK_FILE, Bank, HomeworkFolder
 from ..records import Homework
 from ..sandbox import TORCH_CPU_INDEX, TORCH_REQUIREMENT
 from .manifest import DEFAULT_VENV, MANIFEST_NAME, NAME, Manifest, check_visibility
@@ -49,14 +49,15 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed, so the same inputs give the same ent
 
 def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path("solutions"),
                      gold: Mapping[str, Path] | None = None, source: Path | None = None,
-                     visibility: Mapping[str, str] | None = None, venv: str = DEFAULT_VENV) -> Path:
+                     visibility: Mapping[str, str] | None = None, venv: str = DEFAULT_VENV,
+                     bank: Bank = BUNDLED) -> Path:
     """Write the autograder zip for `homework_id` to `out_path` and return its path.
 
     `source` is the attngrade source tree to build the wheel from; by default the tree the
     running attngrade is installed from (an editable install). `visibility` overrides
     when students see parts: {"property": ..., "key": ...} (see manifest.DEFAULT_VISIBILITY).
     """
-    homework = load_homework(homework_id)
+    homework = bank.load_homework(homework_id)
     solutions = Path(solutions)
     keys = load_keys(solutions, homework)
     assignment(homework, keys, solutions=solutions)  # keys that do not cover every key check: ConfigError
@@ -73,6 +74,7 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
         manifest = Manifest(
             homework=homework.id, attngrade=__version__, wheel=f"wheels/{wheel.name}", solutions="solutions",
             gold={name: f"gold/{name}/{_file_name(path)}" for name, path in gold.items()}, visibility=shown,
+            homework_folder="homework" if isinstance(bank, HomeworkFolder) else None,
         )
         context = {"homework": homework.id, "version": __version__, "venv": venv, "wheel": manifest.wheel,
                    "torch": _torch_requirement(homework), "torch_index": TORCH_CPU_INDEX}
@@ -87,6 +89,8 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
                             0o644))
         for name, path in gold.items():
             entries.append((manifest.gold[name], path.read_bytes(), 0o644))
+        if isinstance(bank, HomeworkFolder):  # its problem files, never its keys or gold (added above)
+            entries += [(f"homework/{rel}", (bank.root / rel).read_bytes(), 0o644) for rel in bank.problem_files()]
         _write_zip(Path(out_path), entries)
     return Path(out_path)
 
@@ -237,6 +241,9 @@ def _forbidden(solutions: Path, gold: Mapping[str, Path]) -> dict[str, str]:
     """sha256 -> a file that must never be inside the wheel: every solution file and the gold."""
     found: dict[str, str] = {}
     paths = [p for p in sorted(solutions.rglob("*")) if p.is_file()] if solutions.is_dir() else []
+    if (solutions / HOMEWORK_FILE).is_file():  # a homework folder: its problem files are not secret
+        public = {solutions / rel for rel in HomeworkFolder(solutions).problem_files()} | {solutions / "README.md"}
+        paths = [p for p in paths if p not in public]
     paths += [Path(p) for p in gold.values()]
     for path in paths:
         data = path.read_bytes()

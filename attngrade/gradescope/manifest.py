@@ -34,10 +34,13 @@ class Manifest:
     solutions: str = "solutions"  # holds <homework>/keys.yaml when the homework has keys
     gold: Mapping[str, str] = field(default_factory=dict)  # NAME -> path of an instructor gold file
     visibility: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_VISIBILITY))
+    homework_folder: str | None = None  # an instructor's own homework (homework.yaml, problems/), not bundled
 
     def to_json(self) -> str:
         data = {"format": FORMAT, "homework": self.homework, "attngrade": self.attngrade, "wheel": self.wheel,
                 "solutions": self.solutions, "gold": dict(self.gold), "visibility": dict(self.visibility)}
+        if self.homework_folder:
+            data["homework_folder"] = self.homework_folder
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
@@ -89,4 +92,6 @@ def read_manifest(source: Path) -> Manifest:
         solutions=_relative(data.get("solutions", "solutions"), "solutions", path),
         gold={name: _relative(rel, f"gold {name}", path) for name, rel in gold.items()},
         visibility=check_visibility(visibility if isinstance(visibility, dict) else None),
+        homework_folder=(_relative(data["homework_folder"], "homework_folder", path)
+                         if data.get("homework_folder") else None),
     )

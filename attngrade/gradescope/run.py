@@ -72,7 +72,12 @@ def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
 
     source = root / "source"
     manifest = read_manifest(source)
-    homework = load_homework(manifest.homework)
+    if manifest.homework_folder:
+        from ..problems import HomeworkFolder
+
+        homework = HomeworkFolder(source / manifest.homework_folder).load_homework(manifest.homework)
+    else:
+        homework = load_homework(manifest.homework)
     solutions = source / manifest.solutions
     keys = load_keys(solutions, homework)
     gold = {name: source / rel for name, rel in manifest.gold.items()}

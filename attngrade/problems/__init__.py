@@ -24,6 +24,7 @@ import yaml
 from ..errors import ConfigError
 from ..mathlang import SymbolTable
 from ..records import FIELD_KINDS, CheckSpec, Field, Homework, Part, Problem
+from .lines import with_line
 
 SCHEMA = 1
 
@@ -42,8 +43,11 @@ class Bank:
         rel = f"{kind}/{name}.yaml"
         return str(self.root / rel) if self.external else rel
 
+    def _path(self, kind: str, name: str) -> Any:
+        return self.root.joinpath(kind, f"{name}.yaml")
+
     def _read(self, kind: str, name: str) -> dict[str, Any]:
-        path = self.root.joinpath(kind, f"{name}.yaml")
+        path = self._path(kind, name)
         where = self.where(kind, name)
         if not path.is_file():
             raise ConfigError(f"no {kind[:-1] if kind.endswith('s') else kind} named '{name}' in the bank "
@@ -93,7 +97,11 @@ class Bank:
         where = self.where("library", problem_id)
         sets = data.get("symbol_sets", {})
         overrides = dict(points)
-        parts = tuple(_part(raw, sets, overrides, problem_id, where) for raw in data.get("parts", []))
+        try:
+            parts = tuple(_part(raw, sets, overrides, problem_id, where) for raw in data.get("parts", []))
+        except ConfigError as err:  # point at the line, as an editor expects
+            text = self._path("library", problem_id).read_text(encoding="utf-8")
+            raise ConfigError(with_line(str(err), where, text)) from None
         ids = [p.id for p in parts]
         if len(ids) != len(set(ids)):
             raise ConfigError(f"{where}: part ids repeat")
@@ -102,6 +110,68 @@ class Bank:
 
 
 BUNDLED = Bank()
+
+
+class HomeworkFolder(Bank):
+    """One homework an instructor keeps anywhere on disk.
+
+        DIR/homework.yaml     the homework: id, title, course, problems (as in the bank)
+        DIR/problems/*.yaml   its own problem files (a problem not found here comes from the
+                              bundled library, so bundled problems can be reused)
+        DIR/keys.yaml         the keys (never given to students)
+        DIR/gold/NAME.*       instructor gold files, one per gold name (optional)
+
+    The folder is its own solutions folder: `keys_path(DIR, id)` is DIR/keys.yaml.
+    """
+
+    def __init__(self, root: Path):
+        super().__init__(Path(root))
+        self.file = self.root / HOMEWORK_FILE
+        if not self.file.is_file():
+            raise ConfigError(f"{self.root}: not a homework folder (no {HOMEWORK_FILE} in it)")
+        data = self._read("homeworks", "")
+        if not isinstance(data.get("id"), str) or not data["id"]:
+            raise ConfigError(f"{self.file}: 'id' must name the homework (letters, digits, - and _)")
+        self.id = data["id"]
+
+    def _path(self, kind: str, name: str) -> Any:
+        if kind == "homeworks":
+            return self.file
+        own = self.root / "problems" / f"{name}.yaml"
+        return own if own.is_file() else BUNDLED._path(kind, name)
+
+    def where(self, kind: str, name: str) -> str:
+        return str(self._path(kind, name))
+
+    def homework_ids(self) -> list[str]:
+        return [self.id] if hasattr(self, "id") else []
+
+    def problem_files(self) -> list[str]:
+        """The folder's homework and problem files, relative to it (what students may see)."""
+        own = sorted(p.relative_to(self.root).as_posix() for p in (self.root / "problems").glob("*.yaml"))
+        return [HOMEWORK_FILE, *own]
+
+    def gold(self) -> dict[str, Path]:
+        """NAME -> file for every file in DIR/gold (the name is the file's stem)."""
+        folder = self.root / "gold"
+        return {p.stem: p for p in sorted(folder.iterdir()) if p.is_file()} if folder.is_dir() else {}
+
+
+HOMEWORK_FILE = "homework.yaml"
+
+
+def open_homework(spec: str) -> tuple[Bank, str | None]:
+    """`--homework SPEC`: a homework folder (or its homework.yaml) on disk, else a bundled id."""
+    path = Path(spec)
+    if path.name == HOMEWORK_FILE and path.is_file():
+        path = path.parent
+    if path.is_dir():
+        folder = HomeworkFolder(path)
+        return folder, folder.id
+    if spec.endswith((".yaml", ".yml")) or "/" in spec or path.exists():
+        raise ConfigError(f"--homework {spec}: not a homework folder (a folder with {HOMEWORK_FILE}) "
+                          "nor a homework id (see `grade problems`)")
+    return BUNDLED, spec
 
 
 def homework_ids() -> list[str]:

@@ -161,9 +161,9 @@ def _answer(given, part, text):
 
 # -- a bank validated when it loads -------------------------------------------------------------
 BROKEN = {
-    "misspelled-param": ("library/tiny-attention.yaml, part q1, check attention_query: unknown parameter "
+    "misspelled-param": ("library/tiny-attention.yaml:24, part q1, check attention_query: unknown parameter "
                          "'positons' (did you mean 'positions'?)"),
-    "unknown-check": "library/tiny-attention.yaml, part q2: unknown check 'big_O' (did you mean 'bigO'?)",
+    "unknown-check": "library/tiny-attention.yaml:36, part q2: unknown check 'big_O' (did you mean 'bigO'?)",
     "missing-key": "solutions/tiny-hw/keys.yaml: no key for part q2, field(s) cost",
 }
 

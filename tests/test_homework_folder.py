@@ -1,0 +1,111 @@
+"""An instructor's own homework folder, anywhere on disk (issue: the instructor's workflow).
+
+tests/data/homeworks/two-heads is written from scratch (an attention_query part and a
+bigO part, its own keys); nothing of it is in the bundled bank.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from attngrade.cli import main
+
+DATA = Path(__file__).parent / "data" / "homeworks"
+HOMEWORK = DATA / "two-heads"
+CLASS = DATA / "two-heads-class"
+
+
+@pytest.fixture
+def homework(tmp_path) -> Path:
+    """A copy to edit (the misspelling tests break it on purpose)."""
+    return Path(shutil.copytree(HOMEWORK, tmp_path / "two-heads"))
+
+
+def test_validate_loads_the_folder_with_its_keys(capsys):
+    assert main(["validate", str(HOMEWORK)]) == 0
+    assert f"two-heads-quiz: ok (2 parts, 2 checks, keys from {HOMEWORK / 'keys.yaml'})" in capsys.readouterr().out
+
+
+def test_run_grades_a_class_with_the_folder(tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(CLASS), "-o", str(out), "--homework", str(HOMEWORK), "--workers", "1"]) == 0
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert rows == ["student,homework,avg,cost,total,pending,max_score,error",
+                    "ana,two-heads-quiz,3,2,5,0,5,", "bo,two-heads-quiz,0,0,0,0,5,"]
+    bo = next(r for r in json.loads((out / "results.json").read_text()) if r["student"] == "bo")
+    feedback = {p["id"]: " ".join(p["feedback"]) for p in bo["parts"]}
+    assert "so c → 0.32 v_p + 0.32 v_r + 0.12 of each other value, not 1/2 v_p + 1/2 v_r" in feedback["avg"]
+    assert (out / "bo" / "report.html").is_file()
+
+
+def test_the_homework_file_itself_names_the_folder_too(tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(CLASS / "ana.yaml"), "-o", str(out), "--homework", str(HOMEWORK / "homework.yaml"),
+                 "--workers", "1"]) == 0
+
+
+def test_self_check_and_template_from_the_folder_show_no_key(tmp_path, capsys):
+    assert main(["check", str(CLASS / "bo.yaml"), "--homework", str(HOMEWORK), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    cost = next(p for p in result["parts"] if p["id"] == "cost")
+    assert "T S h" not in json.dumps(cost)  # the key stays with the instructor
+    assert main(["assign", str(HOMEWORK), "--format", "md", "-o", str(tmp_path)]) == 0
+    template = (tmp_path / "two-heads-quiz.md").read_text()
+    assert "cross-attention of $T$ queries" in template and "O(T S h)" not in template
+
+
+def test_autograder_from_the_folder_grades_in_a_gradescope_root(tmp_path):
+    from attngrade.gradescope import run_gradescope
+
+    zip_path = tmp_path / "autograder.zip"
+    assert main(["autograder", str(HOMEWORK), "-o", str(zip_path)]) == 0
+    names = zipfile.ZipFile(zip_path).namelist()
+    assert {"homework/homework.yaml", "homework/problems/averaging-and-cost.yaml",
+            "solutions/two-heads-quiz/keys.yaml"} <= set(names)
+    root = tmp_path / "autograder"
+    zipfile.ZipFile(zip_path).extractall(root / "source")
+    (root / "submission").mkdir()
+    shutil.copy(CLASS / "ana.yaml", root / "submission" / "answers.yaml")
+    run_gradescope(root)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 5
+
+
+@pytest.mark.parametrize("edit, says", [
+    (("problems/averaging-and-cost.yaml", "positions:", "positons:"),
+     "problems/averaging-and-cost.yaml:26, part avg, check attention_query: unknown parameter 'positons' "
+     "(did you mean 'positions'?)"),
+    (("keys.yaml", "  cost:", "  cots:"),
+     "keys.yaml:3: key for unknown part 'cots' (did you mean 'cost'?); the parts are: avg, cost"),
+    (("keys.yaml", "  cost: O(T S h)", "  cost: {costt: O(T S h)}"),
+     "keys.yaml:3: part cost has no field 'costt' (did you mean 'cost'?)"),
+])
+def test_a_misspelling_fails_validate_with_file_and_line(homework, edit, says, capsys):
+    name, old, new = edit
+    path = homework / name
+    path.write_text(path.read_text().replace(old, new, 1))
+    assert main(["validate", str(homework)]) == 2
+    assert f"{homework}/{says}" in capsys.readouterr().err
+
+
+def test_new_homework_starts_a_folder_from_a_bundled_one(tmp_path, capsys):
+    folder = tmp_path / "my-nyu"
+    root = Path(__file__).resolve().parents[1]
+    assert main(["new-homework", "nyu-dl-transformer", "-o", str(folder),
+                 "--solutions", str(root / "solutions")]) == 0
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
+        "README.md", "homework.yaml", "keys.yaml", "problems/nyu-attention-theory.yaml"]
+    assert main(["validate", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["new-homework", "nyu-dl-transformer", "-o", str(folder)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_a_path_that_is_no_homework_folder_is_a_clear_error(tmp_path, capsys):
+    assert main(["run", str(CLASS), "-o", str(tmp_path / "out"), "--homework", str(tmp_path)]) == 2
+    assert f"{tmp_path}: not a homework folder (no homework.yaml in it)" in capsys.readouterr().err
