@@ -28,6 +28,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports import render_index, render_student
+from .runfolder import check_only_outputs, staged
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
 
     Reports go to students, so the rubric of pending parts is in them only with `rubric`.
     """
+    check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
     progress = for_terminal(show_progress)
     try:
         batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
@@ -154,11 +156,11 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                     for gs in by_part.values() for g in gs for member in g.members}
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
-    with _timed(batch.timings, "write"):
+    with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
-        write_outputs(batch.results, out, homeworks, batch.groups, progress, rubric=rubric)
-        batch.messages.append(write_template(out, template(batch.results, batch.groups, out / "overrides.yaml",
-                                                            homeworks)))
+        write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric)
+        batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
+                                                              homeworks), shown=out))
     return batch
 
 

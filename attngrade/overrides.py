@@ -83,19 +83,23 @@ def _clip(text: str, size: int = 200) -> str:
     return text if len(text) <= size else text[: size - 3] + "..."
 
 
-def write_template(out: Path, text: str) -> str:
-    """Write OUT/overrides.yaml unless a person edited it; say what happened."""
+def write_template(out: Path, text: str, shown: Path | None = None) -> str:
+    """Write OUT/overrides.yaml unless a person edited it; say what happened.
+
+    `shown` is the folder the instructor will find the files in (OUT, when `out` is the
+    run's staging folder)."""
     target, stamp = out / "overrides.yaml", out / ".overrides.sha256"
+    shown = shown or out
     if target.exists():
         current = hashlib.sha256(target.read_bytes()).hexdigest()
         written = stamp.read_text().strip() if stamp.exists() else None
         if current != written:
             write_atomic(out / "overrides.new.yaml", text)
-            return (f"kept your edited {target}; the current list of groups and pending parts is in "
-                    f"{out / 'overrides.new.yaml'}")
+            return (f"kept your edited {shown / 'overrides.yaml'}; the current list of groups and pending parts "
+                    f"is in {shown / 'overrides.new.yaml'}")
     write_atomic(target, text)
     write_atomic(stamp, hashlib.sha256(text.encode()).hexdigest() + "\n")
-    return f"wrote {target}: fill in scores and rerun with --overrides {target}"
+    return f"wrote {shown / 'overrides.yaml'}: fill in scores and rerun with --overrides {shown / 'overrides.yaml'}"
 
 
 def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Group]]],

@@ -39,7 +39,7 @@ def test_a_test_prediction_file_without_gold_waits_instead_of_earning(tmp_path, 
     for student in ("parachutel", "Alireza1044"):
         part = {p["id"]: p for p in results[student]["parts"]}["2g.i"]
         assert part["max_score"] == 8  # the same maximum for every student
-        assert part["pending_points"] >= 4  # the test file's 4 points wait for the test gold
+        assert part["pending_points"] >= 2  # the test file's 2 points wait for the test gold
         assert not any("points for" in line for line in part["feedback"])
 
 

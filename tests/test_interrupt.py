@@ -1,9 +1,9 @@
-"""`grade run` killed mid-batch leaves no torn output, and a rerun writes everything.
+"""`grade run` killed mid-batch: OUT holds the previous complete run (or nothing), never a mix.
 
-Every output is written through `attngrade.output.write_atomic` (a temporary file in the
-same folder, then a rename), so a SIGKILL at any moment leaves each output either absent
-or whole. What SIGKILL can leave behind is the temporary file being written at that
-moment: a hidden `.NAME.XXXXXXXX` next to it, which nothing reads and a rerun ignores.
+A run writes into a hidden staging folder beside OUT (`.OUT.partial-XXXX`) and switches it
+in when complete (`attngrade/runfolder.py`). So a SIGKILL at any moment leaves OUT exactly
+as it was; the next run discards the partial folder, says so, and writes everything. Each
+output is also written atomically, so not even the staging folder holds a torn file.
 
 The overrides file a person has edited survives an interrupted rerun and the rerun after.
 """
@@ -50,8 +50,13 @@ def command(cls: Path, out: Path, *extra: str) -> list[str]:
             "--workers", "1", *extra]
 
 
+def staging(out: Path) -> list[Path]:
+    return sorted(out.parent.glob(f".{out.name}.partial-*"))
+
+
 def reports(out: Path) -> list[Path]:
-    return list(out.glob("*/report.html")) if out.exists() else []
+    """Reports written so far by the run in progress (in its staging folder)."""
+    return [p for folder in staging(out) for p in folder.glob("*/report.html")]
 
 
 def kill_mid_write(cmd: list[str], out: Path, after_reports: int = 3, cwd: Path | None = None) -> int:
@@ -127,22 +132,58 @@ def big_class(tmp_path_factory) -> Path:
     return make_class(tmp_path_factory.mktemp("interrupt") / "class-300", 300)
 
 
-def test_sigkill_mid_write_tears_nothing_and_a_rerun_completes(big_class, tmp_path):
+def test_sigkill_mid_write_writes_no_output_and_a_rerun_completes(big_class, tmp_path):
     out = tmp_path / "out"
     written = kill_mid_write(command(big_class, out), out)
     assert 0 < written < 300, "the kill landed while reports were being written"
-    leftovers = check_nothing_torn(out)
-    assert not (out / "results.json").exists() or len(json.loads((out / "results.json").read_text())) == 300
-    print(f"\nkilled after {written} of 300 reports; temporary files left by SIGKILL: "
-          f"{[p.relative_to(out).as_posix() for p in leftovers]}")
+    assert not out.exists(), "a first run killed before its end leaves no OUT at all"
+    (partial,) = staging(out)
+    check_nothing_torn(partial)
 
     rerun = subprocess.run(command(big_class, out), capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert "Traceback" not in rerun.stderr
-    still = check_nothing_torn(out)
-    assert set(still) <= set(leftovers), "the rerun left temporary files of its own"
+    assert f"discarded the outputs of an interrupted run ({partial.name})" in rerun.stdout
+    assert not staging(out) and not partial.exists()
+    assert check_nothing_torn(out) == [], "a completed run leaves no temporary file"
     check_complete(out, 300)
     assert (out / "overrides.yaml").exists() and (out / ".overrides.sha256").exists()
+
+
+def test_a_killed_rerun_leaves_the_previous_run_whole(big_class, tmp_path):
+    out = tmp_path / "out"
+    first = subprocess.run(command(big_class, out), capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    kill_mid_write(command(big_class, out, "--budget", "3"), out)
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before, "OUT is exactly the previous run: no report of the killed run in it"
+
+
+def test_ctrl_c_says_what_is_left(big_class, tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen(command(big_class, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and len(reports(out)) < 3:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert f"stopped before the outputs were complete; {out} was not written" in err
+    assert not out.exists() and not staging(out), "Ctrl-C cleans up its staging folder"
+
+
+def test_files_a_person_put_into_out_are_kept_across_runs(tmp_path):
+    out = tmp_path / "out"
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    (out / "decisions.yaml").write_text("students: []\n")
+    (out / "notes").mkdir()
+    (out / "notes" / "todo.txt").write_text("keep me")
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    assert (out / "decisions.yaml").read_text() == "students: []\n"
+    assert (out / "notes" / "todo.txt").read_text() == "keep me"
+    results = json.loads((out / "results.json").read_text())
+    assert all((out / r["student"] / "report.html").is_file() for r in results)
 
 
 def test_an_edited_overrides_file_survives_an_interrupted_rerun(tmp_path):
@@ -161,6 +202,7 @@ def test_an_edited_overrides_file_survives_an_interrupted_rerun(tmp_path):
     written = kill_mid_write(command(cls, out, "--overrides", str(overrides)), out, after_reports=3)
     assert written > 0
     check_nothing_torn(out)
+    check_complete(out, 150)  # still the first run, whole
     assert overrides.read_text(encoding="utf-8") == edited
 
     rerun = subprocess.run(command(cls, out, "--overrides", str(overrides)), capture_output=True, text=True,

@@ -1,0 +1,123 @@
+"""One run's outputs as a unit: written into a fresh folder beside OUT, then switched in.
+
+A reader of OUT sees the previous complete run or this complete run, never a mix (a
+report of this run beside the grades.csv of the last). The staging folder is a hidden
+sibling, `.OUT.partial-XXXX`, on the same file system, so the switch is two renames:
+OUT → `.OUT.old-XXXX`, then the staging folder → OUT; the old one is removed after.
+
+A run killed before the switch leaves OUT as it was; the next run discards the partial
+folder and says so. A run killed between the two renames leaves no OUT but a complete
+`.OUT.old-XXXX`, which the next run puts back first. The overrides file a person edited
+in OUT is carried into the new run (`overrides.py` keeps it and writes the fresh list
+beside it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import ConfigError
+
+# What a run writes into OUT; anything else there (a decisions file, notes) is someone's, and
+# is moved into the new OUT at the switch.
+OUTPUT_FILES = {"results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml",
+                ".overrides.sha256"}
+CARRIED = ("overrides.yaml", ".overrides.sha256")  # a person's edits to keep across runs
+
+
+@contextmanager
+def staged(out: Path, said: list[str]) -> Iterator[Path]:
+    """Yield a fresh folder to write the run into; switch it in as OUT when the block ends.
+
+    Messages for the instructor (a discarded partial run, a restored previous run) are
+    appended to `said`. On an exception (Ctrl-C included) the staging folder is removed,
+    OUT is untouched, and stderr says so.
+    """
+    out = Path(os.path.abspath(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    said.extend(_recover(out))
+    check_only_outputs(out)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        for name in CARRIED:
+            if (out / name).is_file():
+                shutil.copy2(out / name, stage / name)
+        yield stage
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        before = "still holds the previous complete run" if out.exists() else "was not written"
+        sys.stderr.write(f"grade: stopped before the outputs were complete; {out} {before}\n")
+        raise
+    os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; an output folder is an ordinary one
+    _switch(stage, out)
+
+
+def _switch(stage: Path, out: Path) -> None:
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rename(out, old / "run")
+    os.rename(stage, out)
+    if old is not None:
+        _carry_foreign(old / "run", out)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _recover(out: Path) -> list[str]:
+    """Put back a previous run left aside by a kill mid-switch; discard partial runs."""
+    said = []
+    siblings = sorted(out.parent.glob(f".{glob_escape(out.name)}.*-*"))
+    for path in siblings:
+        kind = re.match(rf"^\.{re.escape(out.name)}\.(partial|old)-[A-Za-z0-9_]+$", path.name)
+        if not kind or not path.is_dir():
+            continue
+        if kind.group(1) == "old" and (path / "run").is_dir():
+            if not out.exists():
+                os.rename(path / "run", out)
+                said.append(f"{out}: put back the previous complete run (the last run was stopped while "
+                            "switching its outputs in)")
+            else:  # stopped after the switch: only the person's own files may still be there
+                _carry_foreign(path / "run", out)
+        elif kind.group(1) == "partial":
+            said.append(f"{out}: discarded the outputs of an interrupted run ({path.name}); "
+                        "the folder held the run before it")
+        shutil.rmtree(path, ignore_errors=True)
+    return said
+
+
+def check_only_outputs(out: Path) -> None:
+    """OUT must be a folder (or not exist yet)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"-o {out}: this is a file; name a folder for the outputs")
+
+
+def _carry_foreign(src: Path, dst: Path) -> None:
+    """Move what a person put into the old OUT (their notes, a decisions file) into the new one."""
+    for entry in src.iterdir():
+        if _is_output(entry) or (dst / entry.name).exists():
+            continue
+        os.rename(entry, dst / entry.name)
+
+
+def _is_output(entry: Path) -> bool:
+    if entry.is_dir() and not entry.is_symlink():  # a student's folder holds their report only
+        return all(p.name == "report.html" or p.name.startswith(".report.html.") for p in entry.iterdir())
+    return entry.name in OUTPUT_FILES or entry.name.startswith((".results.json.", ".grades.csv.", ".index.html.",
+                                                                ".overrides."))
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
