@@ -20,6 +20,7 @@ from .grading import run as run_tasks
 from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
 from .keys import load_keys
+from .lms import read_roster, unmatched
 from .output import folder_names, grades_csv, results_json, write_atomic
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
@@ -129,23 +130,27 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
         gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0,
         overrides: Path | None = None, bank: Bank = BUNDLED, homework: str | None = None,
-        runner: Executor | None = None, rubric: bool = False) -> Batch:
+        runner: Executor | None = None, rubric: bool = False, roster: Path | None = None) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`.
 
     Reports go to students, so the rubric of pending parts is in them only with `rubric`.
     """
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
+    people = read_roster(roster) if roster is not None else None
     progress = for_terminal(show_progress)
     try:
         batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
                             homework=homework, runner=runner)
         batch.out = out
-        return _finish(batch, out, overrides, progress, rubric)
+        if people is not None:
+            batch.messages += unmatched((r.student for r in batch.results), people)
+        return _finish(batch, out, overrides, progress, rubric, people)
     finally:
         progress.close()
 
 
-def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False) -> Batch:
+def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False,
+            roster: dict | None = None) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
@@ -158,7 +163,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         batch.results = apply_overrides(batch.results, decisions, group_of)
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
-        write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric)
+        write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster)
         batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
                                                               homeworks), shown=out))
     return batch
@@ -166,7 +171,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
-                  rubric: bool = False) -> None:
+                  rubric: bool = False, roster: dict | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     for result, folder in zip(results, folders):
@@ -175,7 +180,7 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
         if progress is not None:
             progress.advance()
     write_atomic(out / "results.json", results_json(results))
-    write_atomic(out / "grades.csv", grades_csv(results, homeworks))
+    write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
     write_atomic(out / "index.html", render_index(list(zip(results, folders)), "Class results", homeworks, groups))
 
 

@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="where distinct answers are checked: worker processes here (local, the default), or a "
                           "Dask cluster (dask: a LocalCluster of --workers processes; dask=ADDRESS: a running "
                           "scheduler); needs attngrade[dask]")
+    run.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                     help="the class roster (CSV: id, name, email, sid) to join into grades.csv")
     run.add_argument("--stats", type=Path, default=None, metavar="FILE",
                      help="write reading and checking statistics (memo hits, stage timings) as JSON")
 
@@ -90,6 +92,15 @@ def _parser() -> argparse.ArgumentParser:
     problems = sub.add_parser("problems", help="list homeworks, or the parts of one homework")
     problems.add_argument("homework", nargs="?", help="a homework id or a homework folder")
 
+    export = sub.add_parser("export", help="a run's grades in the columns an LMS imports (Canvas, Gradescope)")
+    export.add_argument("out", type=Path, metavar="OUT", help="the output folder of a `grade run`")
+    export.add_argument("--format", choices=("canvas", "gradescope"), required=True, help="the LMS to import into")
+    export.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                        help="the class roster (CSV: id, name, email, sid): names, emails and SIDs for the LMS")
+    export.add_argument("--assignment", default=None, help="the assignment column's name (default: the homework id)")
+    export.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
+                        help="the CSV to write (default: OUT/export-FORMAT.csv)")
+
     new = sub.add_parser("new-homework", help="start a homework folder of your own from a bundled homework")
     new.add_argument("homework", help="the bundled homework to start from (see `grade problems`)")
     new.add_argument("-o", "--out", type=Path, required=True, help="the folder to create (must not exist)")
@@ -115,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             return _assign(args)
         if args.command == "new-homework":
             return _new_homework(args)
+        if args.command == "export":
+            return _export(args)
         return _problems(args)
     except AttngradeError as err:
         print(f"grade: {err}", file=sys.stderr)
@@ -164,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         runner = executor_from(args.executor, args.budget, args.workers)
     batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
                 overrides=args.overrides, bank=bank, homework=homework, runner=runner,
-                rubric=args.rubric_to_students)
+                rubric=args.rubric_to_students, roster=args.roster)
     if args.stats is not None:
         from .output import write_atomic
 
@@ -274,6 +287,25 @@ def _autograder(args: argparse.Namespace) -> int:
     bank, homework, solutions, gold = _homework_source(args)
     path = build_autograder(homework, args.out, solutions=solutions, gold=gold, source=args.source, bank=bank)
     print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .lms import export, read_roster
+    from .output import write_atomic
+
+    source = args.out / "results.json"
+    try:
+        results = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"{source}: not the results of a `grade run` ({err})") from None
+    roster = read_roster(args.roster) if args.roster else {}
+    text, said = export(results, roster, args.format, args.assignment)
+    target = args.output or args.out / f"export-{args.format}.csv"
+    write_atomic(target, text)
+    print(f"wrote {target} ({len(results)} students, {args.format})")
+    for line in said:
+        print(line)
     return EXIT_OK
 
 

@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from .records import Homework, Result
 
@@ -51,8 +51,10 @@ def results_json(results: list[Result]) -> str:
     return json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False) + "\n"
 
 
-def grades_csv(results: list[Result], homeworks: dict[str, Homework]) -> str:
-    """One row per student: id, one column per part, total (parts of every homework seen)."""
+def grades_csv(results: list[Result], homeworks: dict[str, Homework], roster: Mapping[str, Any] | None = None) -> str:
+    """One row per student: id, one column per part, total (parts of every homework seen).
+
+    With a roster (`lms.read_roster`), each row also has the student's name, email and SID."""
     # One homework: columns are part ids. Several: "homework:part", so that the 1b of one
     # homework never shares a column with the 1b of another.
     seen = list(dict.fromkeys(r.homework for r in results if r.homework in homeworks))
@@ -62,11 +64,13 @@ def grades_csv(results: list[Result], homeworks: dict[str, Homework]) -> str:
         columns.extend(f"{hid}:{p.id}" if prefix else p.id for p in homeworks[hid].parts)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["student", "homework", *columns, "total", "pending", "max_score", "error"])
+    people = ["name", "email", "sid"] if roster is not None else []
+    writer.writerow(["student", *people, "homework", *columns, "total", "pending", "max_score", "error"])
     for result in results:
         scores = {(f"{result.homework}:{v.part}" if prefix else v.part): _score_cell(v) for v in result.parts}
+        person = (roster or {}).get(result.student)
         writer.writerow([
-            _cell(result.student), _cell(result.homework or ""),
+            _cell(result.student), *[_cell(getattr(person, c, "")) for c in people], _cell(result.homework or ""),
             *[scores.get(c, "") for c in columns],
             _number(result.score), _number(result.pending_points), _number(result.max_score),
             _cell(result.error or ""),

@@ -1,0 +1,124 @@
+"""Class rosters and grade exports for learning-management systems.
+
+A roster is the course's CSV of students: an id column (the id submissions carry:
+`id`, `student`, `student_id`, `login` or `username`), and optionally `name`, `email`
+and `sid`. `grade run --roster FILE` joins it into grades.csv; `grade export` turns a
+run's results.json into the columns Canvas's and Gradescope's grade imports read.
+
+Points still waiting for course staff are not in the exported score; the export says
+how many students have some, so nobody uploads a total that looks final by mistake.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .errors import ConfigError
+
+ID_COLUMNS = ("id", "student", "student_id", "login", "username")
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str
+    name: str = ""
+    email: str = ""
+    sid: str = ""
+
+
+def read_roster(path: Path) -> dict[str, Person]:
+    """id -> Person from a roster CSV; every problem names the file and the line."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is not part of the header
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"--roster {path}: cannot be read ({err})") from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = {(name or "").strip().lower(): name for name in reader.fieldnames or ()}
+    id_column = next((header[c] for c in ID_COLUMNS if c in header), None)
+    if id_column is None:
+        raise ConfigError(f"--roster {path}:1: no student id column; name one of: {', '.join(ID_COLUMNS)} "
+                          f"(the header is: {', '.join(reader.fieldnames or ()) or 'empty'})")
+    column = {key: header.get(key) for key in ("name", "email", "sid")}
+    people: dict[str, Person] = {}
+    for line, row in enumerate(reader, start=2):
+        sid = (row.get(id_column) or "").strip()
+        if not sid:
+            raise ConfigError(f"--roster {path}:{line}: no student id in this row")
+        if sid in people:
+            raise ConfigError(f"--roster {path}:{line}: student id {sid!r} is listed twice")
+        people[sid] = Person(sid, *((row.get(column[k]) or "").strip() if column[k] else "" for k in
+                                    ("name", "email", "sid")))
+    return people
+
+
+def unmatched(students: Iterable[str], roster: Mapping[str, Person]) -> list[str]:
+    """Messages for submissions nobody on the roster made, and roster students with none."""
+    graded = set(students)
+    said = []
+    strangers = sorted(graded - set(roster))
+    if strangers:
+        said.append(f"not on the roster ({len(strangers)}): {', '.join(strangers[:10])}"
+                    f"{' ...' if len(strangers) > 10 else ''}")
+    absent = sorted(set(roster) - graded)
+    if absent:
+        said.append(f"on the roster without a submission ({len(absent)}): {', '.join(absent[:10])}"
+                    f"{' ...' if len(absent) > 10 else ''}")
+    return said
+
+
+FORMATS = ("canvas", "gradescope")
+
+
+def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: str,
+           assignment: str | None = None) -> tuple[str, list[str]]:
+    """(CSV text, messages) of `results` (results.json's objects) in an LMS's import format."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format {fmt}: use one of {', '.join(FORMATS)}")
+    name = assignment or _assignment_name(results)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    if fmt == "canvas":
+        # Canvas's gradebook import: these five columns first, then one per assignment.
+        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", name])
+        writer.writerow(["Points Possible", "", "", "", "", _points(_max(results))])
+    else:
+        # Gradescope's score import matches students by email or SID.
+        writer.writerow(["Name", "SID", "Email", "Total Score"])
+    for result in results:
+        person = roster.get(result["student"], Person(result["student"]))
+        score = "" if result.get("error") else _points(result.get("score", 0))
+        if fmt == "canvas":
+            writer.writerow([person.name or person.id, "", person.sid, person.id, "", score])
+        else:
+            writer.writerow([person.name or person.id, person.sid, person.email, score])
+    pending = [r["student"] for r in results if r.get("pending_points")]
+    said = unmatched([r["student"] for r in results], roster) if roster else []
+    if pending:
+        said.append(f"{len(pending)} students have points still to be graded by course staff; their exported "
+                    "scores are what is decided so far (rerun grade export after the overrides)")
+    failed = [r["student"] for r in results if r.get("error")]
+    if failed:
+        said.append(f"{len(failed)} submissions could not be graded; their score is left blank: "
+                    f"{', '.join(failed[:10])}")
+    return buffer.getvalue(), said
+
+
+def _assignment_name(results: list[Mapping[str, Any]]) -> str:
+    homeworks = sorted({r.get("homework") for r in results if r.get("homework")})
+    if len(homeworks) != 1:
+        raise ConfigError("these results hold several homeworks "
+                          f"({', '.join(homeworks) or 'none'}); export one run per homework, or name the "
+                          "assignment column with --assignment")
+    return homeworks[0]
+
+
+def _max(results: list[Mapping[str, Any]]) -> float:
+    return max((r.get("max_score") or 0 for r in results), default=0)
+
+
+def _points(value: float) -> str:
+    return f"{round(float(value), 2):g}"

@@ -1,0 +1,71 @@
+"""Rosters joined into grades.csv, and exports in the columns Canvas and Gradescope import."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from attngrade.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+CLASS = ROOT / "examples" / "nyu-dl-transformer"
+ROSTER = Path(__file__).parent / "data" / "rosters" / "nyu.csv"
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("lms") / "out"
+    assert main(["run", str(CLASS), "-o", str(out), "--workers", "1", "--roster", str(ROSTER),
+                 "--solutions", str(ROOT / "solutions")]) == 0
+    return out
+
+
+def rows(path: Path) -> list[dict]:
+    return list(csv.DictReader(path.open(encoding="utf-8", newline="")))
+
+
+def test_the_roster_joins_names_emails_and_sids_into_grades_csv(out):
+    grades = {row["student"]: row for row in rows(out / "grades.csv")}
+    assert list(grades["seed-004"])[:5] == ["student", "name", "email", "sid", "homework"]
+    assert (grades["transposed-scores"]["name"], grades["transposed-scores"]["sid"]) == ("Turing, Alan", "1002")
+
+
+def test_grade_run_says_who_is_missing_from_either_side(tmp_path, capsys):
+    assert main(["run", str(CLASS), "-o", str(tmp_path / "out"), "--workers", "1", "--roster", str(ROSTER),
+                 "--solutions", str(ROOT / "solutions")]) == 0
+    assert "on the roster without a submission (1): absent-student" in capsys.readouterr().out
+
+
+def test_canvas_export(out, capsys):
+    assert main(["export", str(out), "--format", "canvas", "--roster", str(ROSTER)]) == 0
+    lines = list(csv.reader((out / "export-canvas.csv").open(encoding="utf-8", newline="")))
+    assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "nyu-dl-transformer"]
+    assert lines[1][0] == "Points Possible" and float(lines[1][5]) > 0
+    graded = {row["student"]: row for row in rows(out / "grades.csv")}
+    ada = next(line for line in lines if line[3] == "seed-004")
+    assert ada[0] == "Ada Lovelace" and ada[2] == "1001" and ada[5] == graded["seed-004"]["total"]
+    said = capsys.readouterr().out
+    assert "points still to be graded by course staff" in said  # the NYU class has written answers pending
+
+
+def test_gradescope_export(out, tmp_path):
+    target = tmp_path / "gs.csv"
+    assert main(["export", str(out), "--format", "gradescope", "--roster", str(ROSTER), "-o", str(target)]) == 0
+    exported = {row["Email"]: row for row in rows(target)}
+    assert list(next(iter(exported.values()))) == ["Name", "SID", "Email", "Total Score"]
+    assert exported["alan@example.edu"]["SID"] == "1002"
+
+
+@pytest.mark.parametrize("text, says", [
+    ("Name,Email\nAda,ada@example.edu\n", ":1: no student id column; name one of: id, student"),
+    ("id,name\nseed-004,Ada\nseed-004,Bob\n", ":3: student id 'seed-004' is listed twice"),
+    ("id,name\n,Ada\n", ":2: no student id in this row"),
+])
+def test_a_broken_roster_names_the_line(tmp_path, text, says, capsys):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(text)
+    assert main(["run", str(CLASS), "-o", str(tmp_path / "out"), "--roster", str(roster)]) == 2
+    assert f"--roster {roster}{says}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
