@@ -27,12 +27,13 @@ class Quiet:
 class Bars(Quiet):
     """rich progress bars on standard error, one per stage, cleared at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._progress = Progress(TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                                  _rate_column(), TimeElapsedColumn(), console=console or Console(stderr=True),
+                                  transient=True)
         self._progress.start()
         self._task: Any = None
 
@@ -47,6 +48,20 @@ class Bars(Quiet):
 
     def close(self) -> None:
         self._progress.stop()
+
+
+def _rate_column() -> Any:
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        """Items a second, while a stage runs (how fast distinct answers are checked)."""
+
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
+
+    return Rate()
 
 
 def for_terminal(show: bool) -> Quiet:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -283,3 +284,24 @@ def test_no_progress_is_drawn_when_not_on_a_terminal(root, tmp_path, capsys):
     assert type(for_terminal(True)) is Quiet  # pytest's stderr is not a terminal
     assert main(["run", str(root / "examples/eecs182-fa22-hw8"), "-o", str(tmp_path / "o"), "--workers", "1"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_the_bars_show_count_and_rate_on_a_terminal():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from attngrade.progress import Bars
+
+    screen = io.StringIO()
+    bars = Bars(Console(file=screen, force_terminal=True, width=120))
+    bars.stage("checking 40 distinct answers", 40)
+    for _ in range(40):
+        bars.advance()
+        time.sleep(0.005)
+    bars._progress.refresh()
+    drawn = screen.getvalue()
+    bars.close()
+    assert "checking 40 distinct answers" in drawn and "40/40" in drawn
+    assert re.search(r"\d[\d,]*/s", drawn), drawn  # items a second
