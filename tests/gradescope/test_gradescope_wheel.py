@@ -126,4 +126,4 @@ def test_setup_sh_installs_the_wheel_into_a_fresh_venv_and_it_grades(autograder_
         names = wheel.namelist()
         assert "attngrade/gradescope/templates/run_autograder" in names and not any("solutions" in n for n in names)
     again = gradescope.root(rebuilt, {"a5": REFERENCE})
-    assert gradescope.run(again, python=venv / "bin" / "python")["score"] == 29  # no --gold: the test files wait
+    assert gradescope.run(again, python=venv / "bin" / "python")["score"] == 41  # no --gold: the test files wait
