@@ -7,6 +7,7 @@ is memoized across students, so nothing may change one after it is made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -86,15 +87,19 @@ class Homework:
     course: str
     problems: tuple[Problem, ...]
 
-    @property
+    @cached_property
     def parts(self) -> tuple[Part, ...]:
         return tuple(p for problem in self.problems for p in problem.parts)
 
-    def part(self, part_id: str) -> Part | None:
+    @cached_property
+    def _by_id(self) -> dict[str, Part]:
+        by_id: dict[str, Part] = {}
         for p in self.parts:
-            if p.id == part_id:
-                return p
-        return None
+            by_id.setdefault(p.id, p)
+        return by_id
+
+    def part(self, part_id: str) -> Part | None:
+        return self._by_id.get(part_id)
 
     @property
     def max_score(self) -> float:

@@ -1,12 +1,19 @@
 """CPU time per distinct answer, by check kind, for any version of attngrade.
 
-    python bench/check_times.py [--source DIR] [--json FILE] -- grade run CLASS -o OUT
+    python bench/check_times.py [--source DIR] [--json FILE] -- run CLASS -o OUT
+    python bench/check_times.py --baseline DIR --rounds 4 -- run CLASS -o OUT
 
 Runs `grade` in this process with one worker (so every check runs here) after wrapping
 each entry of the check registry with a CPU timer. The memo means each call is one
 distinct answer. `--source` puts another checkout first on the import path, so the same
 script measures a previous release (a `git worktree` of it) side by side with this one.
 Prints, per check kind: calls, median, 90th percentile and total CPU milliseconds.
+
+`--baseline DIR --rounds N` measures this checkout and the one in DIR alternately, N times
+each (one fresh process per measurement, so neither warms the other's caches), and prints
+per kind the median over the rounds of each side's median, and their ratio: the table
+bench/README.md shows. Alternating keeps a busy moment of the machine from landing on
+one side only.
 """
 
 from __future__ import annotations
@@ -43,18 +50,48 @@ def summary(times: dict[str, list[float]]) -> dict[str, dict[str, float]]:
         if not ts:
             continue
         ms = sorted(t * 1000 for t in ts)
-        out[name] = {"calls": len(ms), "median_ms": round(statistics.median(ms), 3),
-                     "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 3), "total_ms": round(sum(ms), 1)}
+        out[name] = {"calls": len(ms), "median_ms": round(statistics.median(ms), 4),
+                     "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 4), "total_ms": round(sum(ms), 1)}
     return out
+
+
+def compare(baseline: Path, rounds: int, grade_args: list[str]) -> int:
+    """Alternate this checkout and `baseline`; print the median of medians per kind."""
+    import subprocess
+    import tempfile
+
+    runs: dict[str, list[dict]] = {"this": [], "baseline": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(rounds):
+            for side in ("baseline", "this"):
+                figures = Path(tmp) / f"{side}-{i}.json"
+                source = ["--source", str(baseline)] if side == "baseline" else []
+                subprocess.run([sys.executable, __file__, *source, "--json", str(figures), "--", *grade_args],
+                               check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                runs[side].append(json.loads(figures.read_text()))
+    print(f"{'check':16s} {'this (ms)':>10s} {'baseline (ms)':>14s} {'ratio':>7s}   median over {rounds} rounds")
+    for name in sorted(runs["this"][0]):
+        this = statistics.median(r[name]["median_ms"] for r in runs["this"] if name in r)
+        base = [r[name]["median_ms"] for r in runs["baseline"] if name in r]
+        if not base:
+            print(f"{name:16s} {this:10.4f} {'-':>14s}")
+            continue
+        base_median = statistics.median(base)
+        print(f"{name:16s} {this:10.4f} {base_median:14.4f} {this / base_median:7.2f}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, help="a checkout of another version to measure instead")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--baseline", type=Path, help="a checkout to compare this one with, alternately")
+    parser.add_argument("--rounds", type=int, default=4, help="measurements of each side with --baseline")
     parser.add_argument("grade", nargs=argparse.REMAINDER, help="-- then the grade command line (without 'grade')")
     args = parser.parse_args(argv)
     grade_args = [a for a in args.grade if a != "--"]
+    if args.baseline:
+        return compare(args.baseline, args.rounds, grade_args)
     if args.source:
         sys.path.insert(0, str(args.source.resolve()))
     from attngrade import cli

@@ -7,6 +7,7 @@ same instance can evaluate a student's answer and the key side by side.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable
 
 import numpy as np
@@ -64,19 +65,32 @@ def random_instance(table: SymbolTable, exprs: Iterable[Any], rng: np.random.Gen
     return env, dims
 
 
+_DEFINITIONS: "weakref.WeakKeyDictionary[SymbolTable, dict]" = weakref.WeakKeyDictionary()
+
+
+def _definition(spec: Any, table: SymbolTable) -> tuple[Any, list]:
+    """A defined function's body and parameters, parsed once per part's table (not per answer)."""
+    known = _DEFINITIONS.setdefault(table, {})
+    if spec.name not in known:
+        params = SymbolTable.from_data(spec.params)
+        local = SymbolTable(list(table.without(spec.name).specs.values()) + list(params.specs.values()))
+        known[spec.name] = (parse(spec.define, local).expr, [params.specs[name].sympy for name in spec.params])
+    return known[spec.name]
+
+
 def _function(spec: Any, table: SymbolTable, env: dict, dims: dict, rng: np.random.Generator) -> Any:
     """A numeric callable for a declared function, from its definition or built-in impl."""
     if spec.define is not None:
-        params = SymbolTable.from_data(spec.params)
-        local = SymbolTable(list(table.without(spec.name).specs.values()) + list(params.specs.values()))
-        body = parse(spec.define, local).expr
-        names = [params.specs[name].sympy for name in spec.params]
+        body, names = _definition(spec, table)
 
         def defined(*args: Any) -> Any:
             return evaluate(body, {**env, **dict(zip(names, args))}, dims, NUMERIC)
 
         return defined
-    values = {k: evaluate(parse(str(v), table).expr, env, dims, NUMERIC) for k, v in spec.impl_params.items()}
+    known = _DEFINITIONS.setdefault(table, {})
+    if ("impl", spec.name) not in known:
+        known[("impl", spec.name)] = {k: parse(str(v), table).expr for k, v in spec.impl_params.items()}
+    values = {k: evaluate(expr, env, dims, NUMERIC) for k, expr in known[("impl", spec.name)].items()}
     rows = None
     if spec.dims is not None:
         rows = dims.get(spec.dims[0]) or int(spec.dims[0])
