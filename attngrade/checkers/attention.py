@@ -104,8 +104,7 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
             return sampled
     else:  # evidence and a cross-check of the limit: the exact scores at two finite scales
         sampled = _weights_at(scores, QUERY_CHECK_SCALES)
-    evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist(),
-                                "labels": _key_labels(positions, n)}
+    evidence: dict[str, Any] = {"weights": sampled[-1].round(4).tolist(), "target_weights": target.tolist()}
     values = _probe_values(ctx.seed, n)
     errors = [float(np.linalg.norm(values @ (w - target)) / np.linalg.norm(values @ target)) for w in sampled]
     if exact is None:  # a labelled fallback: the samples decide
@@ -160,13 +159,6 @@ def _key_positions(declared: Mapping[str, int], exprs: Sequence[Any], table: Any
                        invalid=True)
     positions.update(zip(sorted(named), spare))
     return positions
-
-
-def _key_labels(positions: Mapping[str, int], n: int) -> list[str]:
-    """The name of each key position for the report's axes (k_1.. where no name is given)."""
-    names = {i: name for name, i in positions.items()}
-    base = next(iter(positions), "k_").split("_")[0]
-    return [names.get(i, f"{base}_{i + 1}") for i in range(n)]
 
 
 def _sampled_query_weights(heads: Sequence[Any], ctx: Context, positions: Mapping[str, int], n: int,
@@ -358,7 +350,7 @@ class _Coordinates:
 
     def exact(self, expr: Any) -> sympy.ImmutableMatrix:
         value = evaluate(expr, self.env, self.dims, EXACT)
-        return value.applyfunc(sympy.cancel) if isinstance(value, sympy.MatrixBase) else sympy.cancel(value)
+        return value.applyfunc(_tidy) if isinstance(value, sympy.MatrixBase) else _tidy(value)
 
     def parse(self, text: str) -> sympy.ImmutableMatrix:
         return self.exact(parse(text, self.table).expr)
@@ -367,9 +359,25 @@ class _Coordinates:
         return combination({name: vector[i] / self.beta for i, name in enumerate(self.names)})
 
 
+def _tidy(expr: Any) -> Any:
+    """One form for an entry: a sum of terms when its denominators are monomials (the usual
+    /β²), else a cancelled fraction. Cheaper than cancelling everything; the same value."""
+    expanded = sympy.expand(expr)
+    if all(not d.free_symbols or d.is_Symbol or (d.is_Pow and d.base.is_Symbol)
+           for term in sympy.Add.make_args(expanded) for d in [sympy.fraction(term)[1]]):
+        return expanded
+    return sympy.cancel(expr)
+
+
 def _numeric(expr: Any, subs: Mapping[Any, Any]) -> Any:
-    """High-precision value (mpmath) of an exact sympy scalar at the given scale."""
-    return mpmath.mpf(str(sympy.N(expr.subs(subs), 40))) if expr.free_symbols else mpmath.mpf(str(sympy.N(expr, 40)))
+    """High-precision value (mpmath) of an exact sympy scalar at the given scale.
+
+    At whole-number scales a rational expression is an exact fraction (no evalf needed);
+    anything else (exp, log, roots) is evaluated to 40 digits."""
+    value = expr.xreplace({k: sympy.Integer(v) for k, v in subs.items()}) if expr.free_symbols else expr
+    if value.is_Rational:
+        return mpmath.mpf(int(value.p)) / int(value.q)
+    return mpmath.mpf(str(sympy.N(value, 40)))
 
 
 @dataclass(frozen=True)
@@ -438,10 +446,10 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     except (EvaluationError, ValueError, TypeError, ZeroDivisionError) as err:
         return Outcome(0.0, (f"your matrices could not be evaluated: {err}",))
     X = setup.inputs
-    v = [(V * x).applyfunc(sympy.cancel) for x in X]
-    k = [(K * x).applyfunc(sympy.cancel) for x in X]
-    q = [(Q * x).applyfunc(sympy.cancel) for x in X]
-    scores = [[sympy.cancel((k[j].T * q[i])[0, 0]) for j in range(len(X))] for i in range(len(X))]
+    v = [(V * x).applyfunc(_tidy) for x in X]
+    k = [(K * x).applyfunc(_tidy) for x in X]
+    q = [(Q * x).applyfunc(_tidy) for x in X]
+    scores = [[_tidy((k[j].T * q[i])[0, 0]) for j in range(len(X))] for i in range(len(X))]
     targets, required_values = setup.targets, setup.required_values
     free = _free_scalars([answers[f].expr for f in (fV, fK, fQ)], coords.table)
     # β and the free constant must each be free to grow: the property has to hold whether
@@ -487,9 +495,6 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                         "right" if sampled_right else "wrong", "wrong" if sampled_right else "right")
     evidence: dict[str, Any] = {
         "weights": [[round(w, 4) for w in row] for row in final],
-        "queries": [coords.show(x) for x in q],
-        "keys": [coords.show(x) for x in k],
-        "values": [coords.show(x) for x in v],
         "target_weights": _target_weights(p, len(X)),
         "method": method,
     }
@@ -592,11 +597,11 @@ def _exact_path(v: Sequence[Any], scores: Sequence[Sequence[Any]], targets: Mapp
     t = asymptotics.growth()
     beta_rate, c_rate = rates
     subs = {beta: t**beta_rate, **{c: t**c_rate for c in free}}
-    values = [vec.subs(subs) for vec in v]
-    weights = [asymptotics.softmax_limit([sc.subs(subs) for sc in row], t) for row in scores]
+    values = [vec.xreplace(subs) for vec in v]  # symbols for powers of t: xreplace is exact and quick
+    weights = [asymptotics.softmax_limit([sc.xreplace(subs) for sc in row], t) for row in scores]
     outputs_ok = {}
     for i, target in targets.items():
-        goal = target.subs(subs)
+        goal = target.xreplace(subs)
         size = sum(x**2 for x in goal)
         row = weights[i - 1]
         for vec in values:
@@ -610,7 +615,7 @@ def _exact_path(v: Sequence[Any], scores: Sequence[Sequence[Any]], targets: Mapp
         outputs_ok[i] = asymptotics.limit(sum(x**2 for x in mix) / size, t) == 0
     values_ok = {}
     for j, want in required_values.items():
-        goal = want.subs(subs)
+        goal = want.xreplace(subs)
         miss = values[j - 1] - goal
         values_ok[j] = asymptotics.limit(sum(x**2 for x in miss) / sum(x**2 for x in goal), t) == 0
     final = [[float(w) for w in row.values] for row in weights]
