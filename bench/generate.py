@@ -460,8 +460,54 @@ def files_answer(rng: random.Random, part: str, owner: Owner | None) -> tuple[st
 
 
 # -- one submission ------------------------------------------------------------------------
+# -- the worst case: every answer distinct ---------------------------------------------------
+def _parts(homework: str) -> dict[str, Any]:
+    from attngrade.problems import load_homework
+
+    return {p.id: p for p in load_homework(homework).parts}
+
+
+def disguise(homework: str, part_id: str, value: Any, n: int) -> Any:
+    """`value` written differently by student number `n`, as a real class does (a rescaled
+    constant, an unexpanded equivalent form), so that no two students share a checked answer.
+
+    The meaning stays: a right answer stays right, a wrong one wrong (except that a rescaled
+    free constant is still a free constant)."""
+    part = _PARTS.setdefault(homework, _parts(homework)).get(part_id)
+    if part is None or not isinstance(value, (str, dict)):
+        return value
+    kinds = {c.check for c in part.checks}
+    k = n + 2
+    if "attention_qkv" in kinds and isinstance(value, dict) and {"K", "Q"} <= set(value):
+        return {**value, "K": f"{k} ({value['K']})", "Q": f"({value['Q']})/{k}"}
+    fields = [f for f in part.fields if f.kind == "math"]
+    if not fields:
+        return value
+    scalar = next((s.name for s in part.table.scalars() if "positive" in s.assumptions), None)
+
+    def one(text: Any) -> Any:
+        if not isinstance(text, str) or not text.strip():
+            return text
+        if "attention_query" in kinds:
+            return f"{k} ({text})"
+        inner = text.strip()
+        if "bigO" in kinds and inner.startswith("O(") and inner.endswith(")"):
+            return f"O({k} ({inner[2:-1]}))"
+        if scalar and "equivalent" in kinds:  # equal to 1, but sympy does not cancel it by itself
+            return f"({text}) (({scalar} + {k})^2/({scalar}^2 + {2 * k} {scalar} + {k * k}))"
+        return text
+
+    if isinstance(value, dict):
+        names = {f.name for f in fields}
+        return {name: one(v) if name in names else v for name, v in value.items()}
+    return one(value) if len(fields) == 1 or part.single_field else value
+
+
+_PARTS: dict[str, dict[str, Any]] = {}
+
+
 def submission(rng: random.Random, homework: str, student: str, owner_list: list[Owner], folder_share: float,
-               missing: float) -> dict[str, Any]:
+               missing: float, distinct: int | None = None) -> dict[str, Any]:
     pools = POOLS[homework]
     is_folder = homework in ("cs224n-w21-a5", "mimuw-2022-p4") and owner_list and rng.random() < folder_share
     owner = rng.choice(owner_list) if is_folder else None
@@ -493,7 +539,10 @@ def submission(rng: random.Random, homework: str, student: str, owner_list: list
             answers[part], labels[part] = draw_text(rng, pool), TEXT
             continue
         label, value = pick(rng, pool)
-        answers[part], labels[part] = materialize(rng, value), label
+        value = materialize(rng, value)
+        if distinct is not None and label != INVALID:
+            value = disguise(homework, part, value, distinct)
+        answers[part], labels[part] = value, label
     if homework == "mimuw-2022-p4":
         files = {f: o for f, o in files.items() if f.startswith("vanilla.")}
     return {"student": student, "homework": homework, "folder": bool(is_folder), "owner": owner.name if owner else None,
@@ -537,8 +586,10 @@ BROKEN_YAML = (
 
 # -- the class -----------------------------------------------------------------------------
 def generate(n: int, seed: int, out: Path, folder_share: float = 0.5, missing: float = 0.06,
-             broken: float = 0.005) -> dict[str, Any]:
-    """Write N submissions into `out` (emptied first); return the manifest (also written next to it)."""
+             broken: float = 0.005, distinct: bool = False) -> dict[str, Any]:
+    """Write N submissions into `out` (emptied first); return the manifest (also written next to it).
+
+    `distinct`: the worst case, where every student writes every checked answer their own way."""
     rng = random.Random(seed)
     if out.exists():
         if any(out.iterdir()) and not (out / MARKER).is_file():
@@ -550,6 +601,7 @@ def generate(n: int, seed: int, out: Path, folder_share: float = 0.5, missing: f
     homeworks = list(HOMEWORKS)
     shares = [HOMEWORKS[h] for h in homeworks]
     manifest: dict[str, Any] = {"n": n, "seed": seed, "folder_share": folder_share, "missing": missing,
+                                "distinct": distinct,
                                 "owners": [o.name for o in owner_list], "submissions": []}
     for i in range(n):
         student = f"s{i:05d}"
@@ -560,7 +612,7 @@ def generate(n: int, seed: int, out: Path, folder_share: float = 0.5, missing: f
                                             "answers": {}, "files": {}, "folder": False, "owner": None})
             continue
         homework = rng.choices(homeworks, weights=shares)[0]
-        sub = submission(rng, homework, student, owner_list, folder_share, missing)
+        sub = submission(rng, homework, student, owner_list, folder_share, missing, i if distinct else None)
         comment = f"synthetic submission (bench/generate.py, seed {seed})"
         if sub["folder"]:
             folder = out / student
@@ -676,6 +728,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder-share", type=float, default=0.5,
                         help="share of A5/MIMUW submissions that are folders with real prediction files (default 0.5)")
     parser.add_argument("--missing", type=float, default=0.06, help="chance that a part is left out (default 0.06)")
+    parser.add_argument("--distinct", action="store_true",
+                        help="the worst case: every student writes every checked answer differently")
     parser.add_argument("--validate", action="store_true", help="grade each pool entry once and report mismatches")
     parser.add_argument("--solutions", type=Path, default=ROOT / "solutions", help="keys for --validate")
     args = parser.parse_args(argv)
@@ -683,7 +737,7 @@ def main(argv: list[str] | None = None) -> int:
         return validate(args.solutions)
     if args.n < 1:
         parser.error("--n must be at least 1")
-    manifest = generate(args.n, args.seed, args.out, args.folder_share, args.missing)
+    manifest = generate(args.n, args.seed, args.out, args.folder_share, args.missing, distinct=args.distinct)
     subs = manifest["submissions"]
     print(f"wrote {len(subs)} submissions to {args.out} "
           f"({sum(s['folder'] for s in subs)} folders with prediction files, "

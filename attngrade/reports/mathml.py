@@ -17,6 +17,7 @@ from typing import Any
 import sympy
 from markupsafe import Markup, escape
 from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import PRECEDENCE
 
 from ..mathlang import Value
 
@@ -45,6 +46,17 @@ class _Latex(LatexPrinter):
 
     def _print_Identity(self, expr: Any) -> str:
         return "I"
+
+    def _print_MatMul(self, expr: Any) -> str:
+        # sympy's own asks the whole product whether it can take a minus sign, which
+        # rebuilds it (milliseconds an answer); the sign is the scalar factor's, if any.
+        args = list(expr.args)
+        minus = not getattr(args[0], "is_Matrix", False) and args[0].could_extract_minus_sign()
+        if minus:
+            args = args[1:] if args[0] == -1 else [-args[0], *args[1:]]
+        body = " ".join(self._print(a) if isinstance(a, sympy.Mul) else self.parenthesize(a, PRECEDENCE["Mul"], False)
+                        for a in args)
+        return f"- {body}" if minus else body
 
     def _print_Transpose(self, expr: Any) -> str:
         arg = self._print(expr.arg)
