@@ -6,6 +6,8 @@ from fractions import Fraction
 from typing import Any
 
 import sympy
+from sympy.core.mul import _keep_coeff
+from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
 
@@ -37,7 +39,18 @@ class ReadingPrinter(StrPrinter):
                 if not (den.is_Symbol or den.is_Integer or isinstance(den, sympy.Pow)):
                     denominator = f"({denominator})"
                 return f"{body}/{denominator}"
-        return super()._print_MatMul(expr).replace("*", " ")
+        return self._product(expr).replace("*", " ")
+
+    def _product(self, expr: Any) -> str:
+        # sympy's StrPrinter asks the whole product for its precedence, which tests whether it
+        # can take a minus sign by rebuilding it (milliseconds an answer); once a negative
+        # coefficient is pulled out in front, a product's precedence is a product's.
+        c, m = expr.as_coeff_mmul()
+        sign = ""
+        if c.is_number and c.is_extended_negative:
+            expr = _keep_coeff(-c, m)
+            sign = "-"
+        return sign + "*".join(self.parenthesize(arg, PRECEDENCE["Mul"]) for arg in expr.args)
 
     def _print_Transpose(self, expr: Any) -> str:
         arg = self._print(expr.arg)
