@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from .errors import ConfigError, SubmissionError
-from .grading import Assignment, Executor, Stats, assemble, assignment, executor, load_all, plan
+from .grading import Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all, plan
 from .grading import run as run_tasks
 from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
@@ -28,7 +28,8 @@ from .overrides import template, write_template
 from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
-from .reports import render_index, render_student
+from .reports import render_index
+from .reports.parallel import write_reports
 from .runfolder import check_only_outputs, staged
 
 log = logging.getLogger(__name__)
@@ -144,13 +145,13 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         batch.out = out
         if people is not None:
             batch.messages += unmatched((r.student for r in batch.results), people)
-        return _finish(batch, out, overrides, progress, rubric, people)
+        return _finish(batch, out, overrides, progress, rubric, people, workers)
     finally:
         progress.close()
 
 
 def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False,
-            roster: dict | None = None) -> Batch:
+            roster: dict | None = None, workers: int | None = 1) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
@@ -163,7 +164,8 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         batch.results = apply_overrides(batch.results, decisions, group_of)
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
-        write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster)
+        write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
+                      workers=workers)
         batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
                                                               homeworks), shown=out))
     return batch
@@ -171,17 +173,18 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
-                  rubric: bool = False, roster: dict | None = None) -> None:
+                  rubric: bool = False, roster: dict | None = None, workers: int | None = 1) -> None:
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
-    for result, folder in zip(results, folders):
-        write_atomic(out / folder / "report.html",
-                     render_student(result, homeworks.get(result.homework or ""), rubric=rubric))
-        if progress is not None:
-            progress.advance()
+    advance = progress.advance if progress is not None else (lambda count=1: None)
+
+    def index() -> None:
+        write_atomic(out / "index.html", render_index(list(zip(results, folders)), "Class results", homeworks, groups))
+
+    write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
+                  advance, also=index)
     write_atomic(out / "results.json", results_json(results))
     write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
-    write_atomic(out / "index.html", render_index(list(zip(results, folders)), "Class results", homeworks, groups))
 
 
 def _counted(items: list, progress: Quiet) -> Iterator:

@@ -9,6 +9,8 @@ own entry wins over the group's. An edited file is never overwritten.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -73,9 +75,36 @@ def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], p
          "manual_points": manual_points(homeworks, r.homework, v.part), "manual_score": None, "comment": None}
         for r in results for v in r.parts if v.status == "manual"
     ]
-    body = yaml.dump({"groups": group_rows, "students": student_rows}, sort_keys=False, allow_unicode=True,
-                     width=100, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper))
-    return HEADER.format(path=path) + body
+    return HEADER.format(path=path) + _block("groups", group_rows) + _block("students", student_rows)
+
+
+# The template is plain data: lists of flat mappings. Written here rather than by yaml.dump,
+# whose representer is pure Python (a second for a class of 1,000); read back with the safe loader.
+_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.#/-]*$")
+_KEYWORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "nan", "inf"}
+
+
+def _block(name: str, rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return f"{name}: []\n"
+    lines = [f"{name}:"]
+    for row in rows:
+        for i, (key, value) in enumerate(row.items()):
+            lines.append(f"{'- ' if i == 0 else '  '}{key}: {_scalar(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in _KEYWORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
 
 
 def _clip(text: str, size: int = 200) -> str:
