@@ -230,9 +230,11 @@ def quiet_wait(max_wait: float, threshold: float = 0.3) -> float:
 def bench_class(args: argparse.Namespace, grade: Path, python: Path, workers_flag: list[str]) -> dict[str, Any]:
     work = args.work
     class_dir = work / "class"
-    log(f"== 1. synthetic class: N={args.n}, seed={args.seed}")
+    kind = ", worst case (every answer distinct)" if args.worst_case else ""
+    log(f"== 1. synthetic class: N={args.n}, seed={args.seed}{kind}")
     t = time.perf_counter()
-    manifest = generate.generate(args.n, args.seed, class_dir, folder_share=args.folder_share)
+    manifest = generate.generate(args.n, args.seed, class_dir, folder_share=args.folder_share,
+                                 distinct=args.worst_case)
     gen_time = time.perf_counter() - t
     subs = manifest["submissions"]
     by_hw: dict[str, int] = {}
@@ -614,6 +616,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-runs", type=int, default=5, help="runs of `grade check` for the median (default 5)")
     parser.add_argument("--quiet-wait", type=float, default=0.0,
                         help="before each class run, wait up to this many seconds for other load to settle")
+    parser.add_argument("--worst-case", action="store_true",
+                        help="a class where every student writes every checked answer differently (generate.py --distinct)")
     parser.add_argument("--folder-share", type=float, default=0.5,
                         help="share of A5/MIMUW submissions that are folders with prediction files (default 0.5)")
     parser.add_argument("--venv", type=Path, default=HERE.parent / ".venv",
