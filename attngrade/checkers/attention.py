@@ -302,11 +302,16 @@ def _wrong_query(p: Mapping[str, Any], n: int, positions: Mapping[str, int], tar
         limit = spread if limit == "0" else f"{limit} + {spread}"
     want = _blend({_label(name): float(w) for name, w in p["target"].items()})
     head_word = "the heads' average weights" if heads > 1 else "the weights"
-    return Outcome(
-        0.0,
-        (f"with your q, {head_word} tend to {described}, so c → {limit}, not {want}",) + tuple(notes),
-        evidence,
-    )
+    if constant and not right_shape:
+        message = f"with your q, {head_word} stay at {described} (nothing in q grows), so c ≈ {limit}, not {want}"
+    elif constant:  # the right direction, but nothing in q grows: the weights stay, however close
+        exact = ", ".join(f"{names[i]}: {float(final[i]):.6f}" for i in sorted(names))
+        message = (f"your {'queries have' if heads > 1 else 'q has'} no large constant, so {head_word} stay at "
+                   f"({exact}) and c stays near {limit} without tending to {want}; multiply by a constant "
+                   "that can grow, such as C")
+    else:
+        message = f"with your q, {head_word} tend to {described}, so c → {limit}, not {want}"
+    return Outcome(0.0, (message,) + tuple(notes), evidence)
 
 
 def _blend(weights: Mapping[str, float]) -> str:

@@ -153,3 +153,18 @@ def test_1e_ii_k_and_q_keep_the_routing_credit_when_v_is_unreadable(a5):
     verdict = grading.grade_answer(given, "1e.ii", {"V": "u_q", "K": "I", "Q": "(u_d u_a^T + u_c u_d^T)/beta^2"})
     assert verdict.status == "invalid" and verdict.score == 2
     assert any(line.startswith("credit for Q and K") for line in verdict.feedback)
+
+
+def test_a_constant_query_in_the_right_direction_is_told_to_grow(a5):
+    outcome = query(a5, "1d.i", q1="7 mu_a", q2="7 mu_b")
+    assert outcome.earned == 0
+    (message,) = outcome.feedback
+    assert message.startswith("your queries have no large constant, so the heads' average weights stay at "
+                              "(mu_a: 0.498185, mu_b: 0.498185)")
+    assert "multiply by a constant that can grow" in message
+
+
+def test_a_constant_query_in_a_wrong_direction_is_told_where_the_weights_stay(a5):
+    (message,) = query(a5, "1b", q="3 k_a").feedback
+    assert message.startswith("with your q, the weights stay at (k_a: 0.80, k_b: 0.04, each other key: 0.04) "
+                              "(nothing in q grows)")
