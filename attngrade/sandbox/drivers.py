@@ -185,7 +185,7 @@ def module(job: Mapping[str, Any]) -> dict[str, Any]:
                     p.copy_(torch.tensor(weights[name]["values"], dtype=p.dtype).reshape(p.shape))
     out["params"] = {name: {"shape": list(p.shape), "values": p.detach().reshape(-1).tolist()}
                      for name, p in params.items()}
-    m.eval()
+    m.eval()  # safe: torch's Module.eval (inference mode), not Python's eval
     x = torch.tensor(job["inputs"], dtype=torch.float32)
     outputs: dict[str, Any] = {}
     attention: dict[str, Any] = {}
