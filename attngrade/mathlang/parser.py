@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from importlib.resources import files
+from typing import Any
 
+import sympy
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
@@ -186,9 +188,28 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> 
         raise MathError("the answer is nested too deeply to read", 0, len(text)) from None
     finally:
         CURRENT.reset(token)
+    _check_chain(rewritten.chain, node.expr, table, limits)
     kind = node.kind if node.kind in (SCALAR, BIGO) else "matrix"
     notes = tuple(dict.fromkeys([*rewritten.notes, *ctx.notes]))
     return Value(expr=node.expr, kind=kind, text=text, shape=node.shape, notes=notes)
+
+
+def _check_chain(chain: list[tuple[int, int, str]], answer: Any, table: SymbolTable, limits: Limits) -> None:
+    """In `c_2 = x_2 = u_a` the last member is graded, so every other member must read the same.
+
+    A member that cannot be read, or reads as something else, makes the chain an error
+    (never a free pass for the last member)."""
+    for start, end, member in chain:
+        try:
+            value = parse(member, table, limits=limits).expr
+        except MathError as err:
+            raise MathError(f"'{member.strip()}' in your chain of equalities cannot be read ({err.message}); "
+                            "write only your answer", start, end) from None
+        same = value == answer or (not getattr(value, "is_Matrix", False) and not getattr(answer, "is_Matrix", False)
+                                   and sympy.expand(value - answer) == 0)
+        if not same:
+            raise MathError(f"your chain of equalities says '{member.strip()}' equals your answer, but it does not; "
+                            "write only your answer", start, end)
 
 
 def _back(err: MathError, rewritten: Rewritten) -> MathError:

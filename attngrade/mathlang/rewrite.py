@@ -26,6 +26,7 @@ class Rewritten:
     text: str
     origin: list[int]  # origin[i]: where character i of `text` came from in the original (one extra at the end)
     notes: list[str] = field(default_factory=list)
+    chain: list[tuple[int, int, str]] = field(default_factory=list)  # the other members of `a = b = answer`
 
     def where(self, position: int) -> int:
         """A position in `text` as a position in the original."""
@@ -82,17 +83,22 @@ _LEAD = re.compile(r"^\s*(?:\\(?:mathbf|boldsymbol|vec|bm)\s*\{\s*" + _NAME + r"
                    r"\s*(?:=|:=|\\coloneqq|\\approx|≈)\s*")
 
 
-# `, \quad \text{where } \beta \gg 0` or `,\ t \gg 0` after the answer: a condition on the
-# student's constant (that it is large), which the check assumes anyway
-_CONDITION = re.compile(r"\s*[,;]?(?:\s|\\quad|\\qquad|\\[ ,;:]|~)*(?:\\text\s*\{\s*(?:where|for|with)?\s*\}|"
-                        r"\b(?:where|for|with)\b)?\s*(" + _GREEK + r"|[A-Za-z])(?:_\{?\s*[A-Za-z0-9]+\s*\}?)?\s*"
-                        r"(?:\\gg|>>|≫|\\to|\\rightarrow|→|>)\s*(?:0|1|\\infty|∞)\s*\.?\s*$")
+# `, \quad \text{where } \beta \gg 0`, `,\ t \gg 0` or `, C \to \infty` after the answer: a
+# condition saying the student's constant is large, which the check assumes anyway. Only
+# "large" conditions: `C \to 0` or `C > 0` would change the answer, so they stay and are read.
+# No two whitespace runs touch (no backtracking blow-up), and only the end of the text is searched.
+_CONDITION = re.compile(r"[,;]?(?:[ \t]|\\quad|\\qquad|\\[ ,;:]|~)*"
+                        r"(?:(?:\\text\s*\{\s*(?:where|for|with)?\s*\}|\b(?:where|for|with)\b)[ \t]*)?"
+                        r"(" + _GREEK + r"|[A-Za-z])(?:_\{?[A-Za-z0-9]+\}?)?[ \t]*"
+                        r"(?:(?:\\gg|>>|≫)[ \t]*[01]|(?:\\to|\\rightarrow|→)[ \t]*(?:\\infty|∞))[ \t]*\.?$")
+_CONDITION_TAIL = 120  # characters: a condition is short
 _CHAIN = re.compile(r"(?:=|:=|\\coloneqq|\\approx|≈)")
 
 
 def rewrite(text: str) -> Rewritten:
     out = Rewritten(text, list(range(len(text) + 1)))
-    condition = _CONDITION.search(out.text)
+    end = len(out.text.rstrip())
+    condition = _CONDITION.search(out.text, max(0, end - _CONDITION_TAIL), end)
     if condition and out.text[:condition.start()].strip():
         said = re.sub(r"^(?:[\s,;~]|\\quad|\\qquad|\\[ ,;:])+", "", condition.group(0)).strip()
         _apply(out, [(condition.start(), condition.end(), "")])
@@ -106,6 +112,12 @@ def rewrite(text: str) -> Rewritten:
             _apply(out, [(lead.start(), lead.end(), "")])
             out.notes.append(f"read the answer after '{name}'")
         elif last.strip() and "=" not in name[:-1]:
+            # Only the last member is graded; the parser checks that the others read the same.
+            at = lead.end()
+            for member in chain:
+                out.chain.append((out.where(at), out.where(at + len(member)), member))
+                at += len(member)
+                at += len(_CHAIN.match(out.text, at).group())
             cut = lead.end() + len(rest) - len(last)
             _apply(out, [(0, cut, "")])
             out.notes.append(f"read the last member of the chain '{text.strip()}'")

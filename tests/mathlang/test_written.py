@@ -123,6 +123,26 @@ def test_more_other_keys_than_the_problem_has_is_a_clear_error():
     assert "names 5 other keys (k_c, k_d, k_e, k_f, k_g), but there are only n = 6 keys" in " ".join(verdict.feedback)
 
 
+@pytest.mark.parametrize("answer, message", [
+    ("q = k_a = C(k_a + k_b)", "your chain of equalities says 'k_a' equals your answer, but it does not"),
+    (r"C(k_a + k_b), C \to 0", "',' cannot appear here"),  # a condition that is not "large" is not dropped
+    ("C(k_a + k_b), C > 0", "',' cannot appear here"),
+])
+def test_what_is_not_a_harmless_condition_or_chain_is_not_dropped(answer, message):
+    verdict = graded(A5, "1b", answer)
+    assert verdict.status == "invalid" and any(message in line for line in verdict.feedback), verdict.feedback
+
+
+def test_long_runs_of_spaces_are_read_at_once():
+    # A guard against catastrophic backtracking in the rewrite rules (one answer must never hang a class).
+    import time
+
+    start = time.process_time()
+    rewrite("q = k_a" + " " * 2000 + "+ k_b")
+    rewrite("a" + " " * 2000 + "x")
+    assert time.process_time() - start < 5.0
+
+
 def test_an_elementwise_product_of_two_matrices_is_refused_with_a_reason():
     verdict = graded(A5, "1e.ii", {"V": r"u_b u_b^T \odot u_c u_c^T", "K": "I", "Q": "I"})
     assert verdict.status == "invalid"
