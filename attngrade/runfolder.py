@@ -14,6 +14,7 @@ beside it).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -38,34 +39,64 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
 
     Messages for the instructor (a discarded partial run, a restored previous run) are
     appended to `said`. On an exception (Ctrl-C included) the staging folder is removed,
-    OUT is untouched, and stderr says so.
+    OUT is untouched, and stderr says so. A second run into the same OUT waits for none:
+    it is refused while the first holds the lock.
     """
     out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
-    said.extend(_recover(out))
-    check_only_outputs(out)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    try:
-        for name in CARRIED:
-            if (out / name).is_file():
-                shutil.copy2(out / name, stage / name)
-        yield stage
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        before = "still holds the previous complete run" if out.exists() else "was not written"
-        sys.stderr.write(f"grade: stopped before the outputs were complete; {out} {before}\n")
-        raise
-    os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; an output folder is an ordinary one
-    _switch(stage, out)
+    if _in_place(out):
+        said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
+                    "writable): its outputs were written in place")
+        yield out
+        return
+    with _locked(out):
+        said.extend(_recover(out))
+        check_only_outputs(out)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        try:
+            for name in CARRIED:
+                if (out / name).is_file():
+                    shutil.copy2(out / name, stage / name)
+            started = (out / "overrides.yaml").read_bytes() if (out / "overrides.yaml").is_file() else None
+            yield stage
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            before = "still holds the previous complete run" if out.exists() else "was not written"
+            sys.stderr.write(f"grade: stopped before the outputs were complete; {out} {before}\n")
+            raise
+        os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; an output folder is an ordinary one
+        _switch(stage, out, started)
 
 
-def _switch(stage: Path, out: Path) -> None:
+def _in_place(out: Path) -> bool:
+    """OUT that two renames cannot replace: a mount point (docker -v), a link, or a parent we may not write."""
+    return out.exists() and (os.path.ismount(out) or out.is_symlink() or not os.access(out.parent, os.W_OK))
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    lock = out.parent / f".{out.name}.lock"
+    with open(lock, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ConfigError(f"-o {out}: another grade run is writing this folder; wait for it to finish") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _switch(stage: Path, out: Path, started: bytes | None = None) -> None:
     old = None
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
         os.rename(out, old / "run")
     os.rename(stage, out)
     if old is not None:
+        edited = old / "run" / "overrides.yaml"
+        if edited.is_file() and edited.read_bytes() != started:  # a person saved it during the run
+            os.replace(edited, out / "overrides.yaml")
         _carry_foreign(old / "run", out)
         shutil.rmtree(old, ignore_errors=True)
 
@@ -99,18 +130,25 @@ def check_only_outputs(out: Path) -> None:
 
 
 def _carry_foreign(src: Path, dst: Path) -> None:
-    """Move what a person put into the old OUT (their notes, a decisions file) into the new one."""
+    """Move what a person put into the old OUT (their notes, a decisions file, a file beside a
+    student's report) into the new one; a name the new run also wrote is kept as NAME.kept."""
     for entry in src.iterdir():
-        if _is_output(entry) or (dst / entry.name).exists():
+        target = dst / entry.name
+        if entry.is_dir() and not entry.is_symlink() and target.is_dir():
+            _carry_foreign(entry, target)  # a student's folder: keep what is not the report
             continue
-        os.rename(entry, dst / entry.name)
+        if _is_output(entry):
+            continue
+        while target.exists():
+            target = target.with_name(target.name + ".kept")
+        os.rename(entry, target)
 
 
 def _is_output(entry: Path) -> bool:
-    if entry.is_dir() and not entry.is_symlink():  # a student's folder holds their report only
-        return all(p.name == "report.html" or p.name.startswith(".report.html.") for p in entry.iterdir())
-    return entry.name in OUTPUT_FILES or entry.name.startswith((".results.json.", ".grades.csv.", ".index.html.",
-                                                                ".overrides."))
+    if entry.is_dir() and not entry.is_symlink():  # a student's folder that holds their report only
+        return all(_is_output(p) for p in entry.iterdir())
+    return entry.name in OUTPUT_FILES or entry.name == "report.html" or entry.name.startswith(
+        (".results.json.", ".grades.csv.", ".index.html.", ".overrides.", ".report.html."))
 
 
 def glob_escape(name: str) -> str:

@@ -215,3 +215,34 @@ def test_an_edited_overrides_file_survives_an_interrupted_rerun(tmp_path):
     check_complete(out, 150)
     rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open(encoding="utf-8", newline=""))}
     assert rows[entry["student"]]["1a"] == "1", "the decision in the edited file was applied"
+
+
+def test_a_file_beside_a_students_report_is_kept(tmp_path):
+    out = tmp_path / "out"
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    (out / "full-marks" / "notes.txt").write_text("regrade 1a")
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    assert (out / "full-marks" / "notes.txt").read_text() == "regrade 1a"
+    assert (out / "full-marks" / "report.html").is_file()
+
+
+def test_a_second_run_into_the_same_folder_is_refused_while_the_first_writes(tmp_path):
+    import fcntl
+
+    out = tmp_path / "out"
+    with open(tmp_path / ".out.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run(command(EXAMPLES, out), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "another grade run is writing this folder" in done.stderr
+    assert not out.exists()
+
+
+def test_a_linked_output_folder_is_written_in_place(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    done = subprocess.run(command(EXAMPLES, tmp_path / "out"), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out").is_symlink() and (real / "results.json").is_file()
+    assert "written in place" in done.stdout
