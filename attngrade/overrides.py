@@ -99,12 +99,32 @@ def _scalar(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return json.dumps(value)
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy numbers
+        value = value.item()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return ".nan"
+        if value in (float("inf"), float("-inf")):
+            return ".inf" if value > 0 else "-.inf"
+        text = repr(value)
+        # YAML 1.1 reads 1e-05 as a string: a float needs its point (1.0e-05)
+        return text.replace("e", ".0e", 1) if "e" in text and "." not in text else text
     text = str(value)
     if _PLAIN.match(text) and text.lower() not in _KEYWORDS:
         return text
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+    # A JSON string is a YAML double-quoted scalar, once the characters YAML does not allow
+    # raw (controls, surrogates, U+FFFE/FFFF, NEL) are escaped too.
+    return _UNPRINTABLE.sub(_escape, json.dumps(text, ensure_ascii=False))
+
+
+_UNPRINTABLE = re.compile("[\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _clip(text: str, size: int = 200) -> str:

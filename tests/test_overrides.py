@@ -132,3 +132,11 @@ def test_mixed_homeworks_get_their_own_columns_and_cells_are_defused(tmp_path):
     assert rows["a"]["cs224n-w21-a5:1b"] == "4" and rows["a"]["mimuw-2022-p4:1b"] == ""
     assert rows["b"]["mimuw-2022-p4:1b"] == "2" and "1b" not in rows["b"]
     assert rows["c"]["homework"].startswith("'=")
+
+
+@pytest.mark.parametrize("value", ["a\x7fb", "x\ufffey", "n\x85l", "emoji 😀", 'say "hi" \\ ok', "yes", "1.1", "q: x",
+                                   1e-05, 1e20, 0.333333, 3, None, True])
+def test_template_values_load_back_as_written(value):
+    from attngrade.overrides import _scalar
+
+    assert yaml.safe_load(f"k: {_scalar(value)}")["k"] == value

@@ -238,14 +238,14 @@ def _polynomials(scores: Sequence[Any], t: sympy.Symbol) -> list[dict] | None:
     return out
 
 
-def _difference(a: dict, b: dict) -> tuple[Any, Any]:
-    """(degree, leading coefficient) of a − b; (None, 0) when they are equal."""
+def _difference(a: dict, b: dict) -> tuple[Any, Any, bool]:
+    """(degree, leading coefficient, whether smaller terms remain) of a − b; (None, 0, False) when equal."""
     gap = {k: a.get(k, 0) - b.get(k, 0) for k in set(a) | set(b)}
     live = [k for k, v in gap.items() if not (v == 0 or (v.is_zero is None and equal(v, 0)))]
     if not live:
-        return None, sympy.Integer(0)
+        return None, sympy.Integer(0), False
     top = max(live)
-    return top, gap[top]
+    return top, gap[top], len(live) > 1
 
 
 def _polynomial_softmax_limit(polys: Sequence[dict]) -> Weights:
@@ -253,16 +253,17 @@ def _polynomial_softmax_limit(polys: Sequence[dict]) -> Weights:
     sign of its leading coefficient, a gap of degree 0 is its constant."""
     top = 0
     for i in range(1, len(polys)):
-        power, lead = _difference(polys[i], polys[top])
+        power, lead, _ = _difference(polys[i], polys[top])
         if power is not None and power > 0 and _sign(lead) > 0:
             top = i
     limits, settled = [], True
     for p in polys:
-        power, lead = _difference(p, polys[top])
+        power, lead, rest = _difference(p, polys[top])
         if power is None or power < 0:
             settled &= power is None  # a gap that only tends to 0 settles slowly
             limits.append(sympy.Integer(0))
         elif power == 0:
+            settled &= not rest  # 1 + 1/t tends to 1 as slowly as 1/t tends to 0
             limits.append(_constant(lead))
         elif _sign(lead) < 0:
             limits.append(-sympy.oo)

@@ -128,3 +128,9 @@ def test_a_value_that_outgrows_every_polynomial_is_not_full_marks(a5):
 def test_a_coefficient_that_may_be_zero_is_not_given_a_sign():
     with pytest.raises(asymptotics.Undecided):
         asymptotics.limit(t * (sympy.sqrt(3 + 2 * sympy.sqrt(2)) - 1 - sympy.sqrt(2)) + 1, t)
+
+
+def test_a_gap_that_only_settles_like_1_over_t_is_not_fast():
+    t = asymptotics.growth()
+    assert not asymptotics.softmax_limit([t, t + 1 + 1 / t], t).fast
+    assert asymptotics.softmax_limit([t, t + 1], t).fast
