@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .errors import ConfigError
+from .output import spreadsheet_cell
 
 ID_COLUMNS = ("id", "student", "student_id", "login", "username")
 
@@ -44,7 +45,10 @@ def read_roster(path: Path) -> dict[str, Person]:
                           f"(the header is: {', '.join(reader.fieldnames or ()) or 'empty'})")
     column = {key: header.get(key) for key in ("name", "email", "sid")}
     people: dict[str, Person] = {}
-    for line, row in enumerate(reader, start=2):
+    for row in reader:
+        line = reader.line_num  # the row's last line: quoted fields may span lines
+        if not any((value or "").strip() for value in row.values() if isinstance(value, str)):
+            continue  # a spreadsheet's empty row (",,,")
         sid = (row.get(id_column) or "").strip()
         if not sid:
             raise ConfigError(f"--roster {path}:{line}: no student id in this row")
@@ -91,10 +95,15 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
     for result in results:
         person = roster.get(result["student"], Person(result["student"]))
         score = "" if result.get("error") else _points(result.get("score", 0))
+        # Student ids come from the submissions: a cell must never start a spreadsheet formula.
         if fmt == "canvas":
-            writer.writerow([person.name or person.id, "", person.sid, person.id, "", score])
+            writer.writerow([spreadsheet_cell(person.name or person.id), "", spreadsheet_cell(person.sid), spreadsheet_cell(person.id), "", score])
         else:
-            writer.writerow([person.name or person.id, person.sid, person.email, score])
+            writer.writerow([spreadsheet_cell(person.name or person.id), spreadsheet_cell(person.sid), spreadsheet_cell(person.email), score])
+    if fmt == "gradescope" and not roster:
+        said_first = ["no --roster: the export has no SID or email, which Gradescope matches students by"]
+    else:
+        said_first = []
     pending = [r["student"] for r in results if r.get("pending_points")]
     said = unmatched([r["student"] for r in results], roster) if roster else []
     if pending:
@@ -104,7 +113,7 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
     if failed:
         said.append(f"{len(failed)} submissions could not be graded; their score is left blank: "
                     f"{', '.join(failed[:10])}")
-    return buffer.getvalue(), said
+    return buffer.getvalue(), said_first + said
 
 
 def _assignment_name(results: list[Mapping[str, Any]]) -> str:

@@ -83,10 +83,10 @@ def grades_csv(results: list[Result], homeworks: dict[str, Homework], roster: Ma
         scores = {(f"{result.homework}:{v.part}" if prefix else v.part): _score_cell(v) for v in result.parts}
         person = (roster or {}).get(result.student)
         writer.writerow([
-            _cell(result.student), *[_cell(getattr(person, c, "")) for c in people], _cell(result.homework or ""),
+            spreadsheet_cell(result.student), *[spreadsheet_cell(getattr(person, c, "")) for c in people], spreadsheet_cell(result.homework or ""),
             *[scores.get(c, "") for c in columns],
             _number(result.score), _number(result.pending_points), _number(result.max_score),
-            _cell(result.error or ""),
+            spreadsheet_cell(result.error or ""),
         ])
     return buffer.getvalue()
 
@@ -101,6 +101,6 @@ def _number(x: float) -> str:
     return f"{round(x, 2):g}"
 
 
-def _cell(text: str) -> str:
+def spreadsheet_cell(text: str) -> str:
     # A cell starting with = + - @ is run as a formula by spreadsheets: defuse it.
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

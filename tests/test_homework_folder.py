@@ -39,7 +39,8 @@ def test_run_grades_a_class_with_the_folder(tmp_path):
                     "ana,two-heads-quiz,3,2,5,0,5,", "bo,two-heads-quiz,0,0,0,0,5,"]
     bo = next(r for r in json.loads((out / "results.json").read_text()) if r["student"] == "bo")
     feedback = {p["id"]: " ".join(p["feedback"]) for p in bo["parts"]}
-    assert "so c → 0.32 v_p + 0.32 v_r + 0.12 of each other value, not 1/2 v_p + 1/2 v_r" in feedback["avg"]
+    assert ("your q has no large constant, so the weights stay at (k_p: 0.322202, k_r: 0.322202)"
+            in feedback["avg"]) and "multiply by a constant that can grow" in feedback["avg"]
     assert (out / "bo" / "report.html").is_file()
 
 
@@ -109,3 +110,10 @@ def test_new_homework_starts_a_folder_from_a_bundled_one(tmp_path, capsys):
 def test_a_path_that_is_no_homework_folder_is_a_clear_error(tmp_path, capsys):
     assert main(["run", str(CLASS), "-o", str(tmp_path / "out"), "--homework", str(tmp_path)]) == 2
     assert f"{tmp_path}: not a homework folder (no homework.yaml in it)" in capsys.readouterr().err
+
+
+def test_a_broken_others_note_fails_when_the_bank_loads(homework, capsys):
+    path = homework / "problems" / "averaging-and-cost.yaml"
+    path.write_text(path.read_text().replace("family: k}", 'family: k, others: "read {name} as k_{i}"}', 1))
+    assert main(["validate", str(homework)]) == 2
+    assert "'others' may use only {name}" in capsys.readouterr().err

@@ -69,3 +69,23 @@ def test_a_broken_roster_names_the_line(tmp_path, text, says, capsys):
     assert main(["run", str(CLASS), "-o", str(tmp_path / "out"), "--roster", str(roster)]) == 2
     assert f"--roster {roster}{says}" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_id_that_looks_like_a_formula_is_defused_in_the_export(tmp_path):
+    from attngrade.lms import export
+
+    text, _ = export([{"student": '=HYPERLINK("http://x","a")', "homework": "hw", "score": 1, "max_score": 2}],
+                     {}, "canvas")
+    assert "'=HYPERLINK" in text and ',=HYPERLINK' not in text
+
+
+def test_roster_lines_count_quoted_lines_and_skip_empty_rows(tmp_path, capsys):
+    roster = tmp_path / "roster.csv"
+    roster.write_text('id,name\n,\nseed-004,"Ada\nLovelace"\nseed-004,Bob\n,,\n')
+    assert main(["run", str(CLASS), "-o", str(tmp_path / "out"), "--roster", str(roster)]) == 2
+    assert f"--roster {roster}:5: student id 'seed-004' is listed twice" in capsys.readouterr().err
+
+
+def test_a_gradescope_export_without_roster_warns(out, capsys):
+    assert main(["export", str(out), "--format", "gradescope", "-o", str(out / "gs.csv")]) == 0
+    assert "no --roster: the export has no SID or email" in capsys.readouterr().out

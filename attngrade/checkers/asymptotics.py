@@ -216,7 +216,10 @@ def values_at(scores: Sequence[Any], t: sympy.Symbol, x: float) -> list[float]:
     out = []
     for s in scores:
         terms = _float_terms(s, t)
-        out.append(sum(c * x ** k for k, c in terms) if terms is not None else float(s.subs(t, x)))
+        try:
+            out.append(sum(c * x ** k for k, c in terms) if terms is not None else float(s.subs(t, x)))
+        except OverflowError:  # e^{t^2} at a large t: as large as a float gets
+            out.append(float("inf"))
     return out
 
 

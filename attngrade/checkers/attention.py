@@ -266,8 +266,17 @@ def _linear_in_keys(expr: Any, keys: Mapping[Any, Any]) -> dict | None:
 
 def _weights_at(by_head: Sequence[tuple[list, Any]], scales: Sequence[float]) -> list[np.ndarray]:
     """The heads' average weights with the constant at each scale, from the exact scores."""
-    return [np.mean([_softmax(np.array(asymptotics.values_at(scores, t, s))) for scores, t in by_head], axis=0)
+    return [np.mean([_softmax_of(asymptotics.values_at(scores, t, s)) for scores, t in by_head], axis=0)
             for s in scales]
+
+
+def _softmax_of(values: Sequence[float]) -> np.ndarray:
+    """Softmax where scores may have overflowed to ±inf (e^{C²} at a large C): the infinite top shares."""
+    scores = np.array(values, dtype=float)
+    if np.isposinf(scores).any():
+        top = np.isposinf(scores).astype(float)
+        return top / top.sum()
+    return _softmax(np.nan_to_num(scores, neginf=-1e308))
 
 
 def _wrong_query(p: Mapping[str, Any], n: int, positions: Mapping[str, int], target: np.ndarray,

@@ -88,6 +88,12 @@ class SymbolSpec:
             self.kind == "function" and self.result in ("vector", "matrix"))
         if needs_shape and self.shape is None:
             raise ConfigError(f"symbol {self.name}: a {self.kind} needs a shape")
+        if self.others is not None:
+            try:
+                self.others.format(name="x")  # used while grading: a broken note must fail here
+            except (KeyError, IndexError, ValueError) as err:
+                raise ConfigError(f"symbol {self.name}: 'others' may use only {{name}} (write {{{{ and }}}} for "
+                                  f"braces): {err!r}") from None
 
     @cached_property
     def dims(self) -> tuple[sympy.Expr, sympy.Expr] | None:

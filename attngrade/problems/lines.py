@@ -49,24 +49,30 @@ def locate(text: str, part: str | None = None, name: str | None = None) -> int |
     return anchor.start_mark.line + 1
 
 
-def _nodes(node: yaml.Node) -> Iterator[yaml.Node]:
+def _nodes(node: yaml.Node, seen: set[int] | None = None) -> Iterator[yaml.Node]:
+    seen = set() if seen is None else seen
+    if id(node) in seen:  # an anchor that refers to itself
+        return
+    seen.add(id(node))
     yield node
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            yield from _nodes(key)
-            yield from _nodes(value)
+            yield from _nodes(key, seen)
+            yield from _nodes(value, seen)
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
-            yield from _nodes(item)
+            yield from _nodes(item, seen)
 
 
 def _part_nodes(root: yaml.Node, part: str) -> Iterator[tuple[yaml.Node, yaml.Node]]:
-    """(where the part starts, its subtree): a mapping with `id: part` (a problem file), or
-    the key `part` and its value (a keys file)."""
-    for node in _nodes(root):
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if key.value == "id" and isinstance(value, yaml.ScalarNode) and value.value == part:
-                    yield node, node
-                elif isinstance(key, yaml.ScalarNode) and key.value == part:
-                    yield key, value
+    """(where the part starts, its subtree): a mapping with `id: part` (a problem file) first,
+    else the key `part` and its value (a keys file)."""
+    mappings = [node for node in _nodes(root) if isinstance(node, yaml.MappingNode)]
+    for node in mappings:
+        if any(key.value == "id" and isinstance(value, yaml.ScalarNode) and value.value == part
+               for key, value in node.value):
+            yield node, node
+    for node in mappings:
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == part:
+                yield key, value

@@ -168,3 +168,9 @@ def test_a_constant_query_in_a_wrong_direction_is_told_where_the_weights_stay(a5
     (message,) = query(a5, "1b", q="3 k_a").feedback
     assert message.startswith("with your q, the weights stay at (k_a: 0.80, k_b: 0.04, each other key: 0.04) "
                               "(nothing in q grows)")
+
+
+def test_a_scale_beyond_floating_point_still_gives_finite_evidence(a5):
+    outcome = query(a5, "1b", q="e^{C^2}(k_a + k_b)")
+    assert outcome.earned == 4
+    assert outcome.evidence["weights"] == [0.0, 0.5, 0.0, 0.0, 0.5, 0.0]
