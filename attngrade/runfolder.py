@@ -84,6 +84,7 @@ def _locked(out: Path) -> Iterator[None]:
         try:
             yield
         finally:
+            lock.unlink(missing_ok=True)  # nothing of the run stays beside OUT
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
