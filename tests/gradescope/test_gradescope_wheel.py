@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from attngrade.cli import main
-from gradescope_helpers import EXAMPLES, GOLD_MARK, HOMEWORK, REFERENCE, REPO, parts_by_number
+from gradescope_helpers import GOLD_MARK, HOMEWORK, REFERENCE, REPO, parts_by_number
 
 
 def _wheel_members(autograder_zip: Path, tmp_path: Path) -> dict[str, bytes]:
@@ -69,9 +69,8 @@ def test_grade_check_among_the_autograders_files_shows_no_key_and_no_gold(autogr
     assert {p["id"]: p["status"] for p in result["parts"]}["1e.i"] == "unchecked"
 
 
-@pytest.mark.slow
-def test_setup_sh_installs_the_wheel_into_a_fresh_venv_and_it_grades(autograder_zip, tmp_path, gradescope):
-    """The autograder's setup.sh, run for real (no apt: this Python is given), then the install is used."""
+def _run_setup_sh(autograder_zip: Path, tmp_path: Path) -> tuple[Path, dict[str, str], str]:
+    """The autograder's setup.sh, run for real (no apt: this Python is given); returns the venv it made."""
     source = tmp_path / "source"
     with zipfile.ZipFile(autograder_zip) as archive:
         archive.extractall(source)
@@ -84,38 +83,49 @@ def test_setup_sh_installs_the_wheel_into_a_fresh_venv_and_it_grades(autograder_
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(PATH=f"{stubs}:{env['PATH']}", ATTNGRADE_VENV=str(venv), ATTNGRADE_SETUP_PYTHON=sys.executable)
     done = subprocess.run(["bash", str(source / "setup.sh")], cwd=source, env=env, capture_output=True, text=True,
-                          timeout=240)
+                          timeout=400)
     assert done.returncode == 0, done.stdout + done.stderr
     assert not (tmp_path / "apt.log").exists()
     assert "attngrade setup: attngrade 0.1.0 is installed in" in done.stdout
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import attngrade; print(attngrade.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout + where.stderr
+    return venv, env, (source / "setup.sh").read_text(encoding="utf-8")
 
-    # `grade check` from the installed wheel alone, run from an empty folder.
+
+@pytest.mark.slow
+def test_setup_sh_installs_the_wheel_into_a_fresh_venv_and_it_grades(tmp_path, gradescope):
+    """A homework without code parts (MIMUW's), so the fresh venv gets attngrade alone: no PyTorch."""
+    homework = "mimuw-2022-p4"
+    reference = REPO / "solutions" / homework / "reference"
+    autograder = tmp_path / "mimuw.zip"
+    assert main(["autograder", homework, "-o", str(autograder), "--solutions", str(REPO / "solutions")]) == 0
+    venv, env, setup_sh = _run_setup_sh(autograder, tmp_path)
+    assert "torch" not in setup_sh.replace("PyTorch", "")
+    assert not list((venv / "lib").glob("python*/site-packages/torch"))
+
+    # `grade check` from the installed wheel alone, run from an empty folder: readings, never the key.
     empty = tmp_path / "empty"
     empty.mkdir()
-    student = tmp_path / "student"
-    student.mkdir()
-    answers = shutil.copy(EXAMPLES / "partial.yaml", student / "partial.yaml")
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import attngrade; print(attngrade.__file__)"],
-                           cwd=empty, env=env, capture_output=True, text=True, timeout=60)
-    assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout + where.stderr
+    answers = shutil.copy(REPO / "examples" / homework / "seed-000.yaml", tmp_path / "seed-000.yaml")
     check = subprocess.run([str(venv / "bin" / "grade"), "check", str(answers)], cwd=empty, env=env,
                            capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "c2 read as: u_b" in check.stdout
-    assert "possible read as: yes" in check.stdout
-    assert "expected answer" not in check.stdout and "x2 = u_a scores" not in check.stdout
-    assert "[ ~] 1e.ii    partial    2/4" in check.stdout  # property checks do run
+    assert "c2 read as: u_a" in check.stdout and "possible read as: no" in check.stdout
+    assert "expected answer" not in check.stdout
+    assert "[ ~] 1e.ii    partial    1/2" in check.stdout  # property checks do run
+    assert "with your Q and K, q1 = u_d" in check.stdout
 
-    # And the autograder grades with that install, as on Gradescope.
-    root = gradescope.root(autograder_zip, {"a5": REFERENCE})
+    # The autograder grades with that install, as on Gradescope.
+    root = gradescope.root(autograder, {"p4": reference})
     data = gradescope.run(root, python=venv / "bin" / "python")
-    assert data["score"] == 46  # the 2e code is graded too: setup.sh installed the CPU torch
-    assert all(t["status"] == "passed" for t in parts_by_number(data).values())
+    machine = {n: t for n, t in parts_by_number(data).items() if "Course staff" not in t.get("output", "")}
+    assert machine and all(t["status"] == "passed" for t in machine.values())
 
     # `grade autograder` from that install alone: no checkout anywhere, the wheel packed from the
     # installed files; the zip it builds grades the same.
     rebuilt = tmp_path / "from-install.zip"
-    build = subprocess.run([str(venv / "bin" / "grade"), "autograder", HOMEWORK, "-o", str(rebuilt),
+    build = subprocess.run([str(venv / "bin" / "grade"), "autograder", homework, "-o", str(rebuilt),
                             "--solutions", str(REPO / "solutions")], cwd=empty, env=env, capture_output=True,
                            text=True, timeout=240)
     assert build.returncode == 0, build.stdout + build.stderr
@@ -125,5 +135,16 @@ def test_setup_sh_installs_the_wheel_into_a_fresh_venv_and_it_grades(autograder_
     with zipfile.ZipFile(tmp_path / "rebuilt" / wheel_name) as wheel:
         names = wheel.namelist()
         assert "attngrade/gradescope/templates/run_autograder" in names and not any("solutions" in n for n in names)
-    again = gradescope.root(rebuilt, {"a5": REFERENCE})
-    assert gradescope.run(again, python=venv / "bin" / "python")["score"] == 41  # no --gold: the test files wait
+    again = gradescope.root(rebuilt, {"p4": reference})
+    assert gradescope.run(again, python=venv / "bin" / "python")["score"] == data["score"]
+
+
+@pytest.mark.install
+def test_setup_sh_installs_the_cpu_torch_for_a_homework_with_code(autograder_zip, tmp_path, gradescope):
+    """A5 runs student code: its setup.sh installs the CPU PyTorch too (about two minutes: `pytest -m install`)."""
+    venv, env, setup_sh = _run_setup_sh(autograder_zip, tmp_path)
+    assert "--index-url" in setup_sh
+    root = gradescope.root(autograder_zip, {"a5": REFERENCE})
+    data = gradescope.run(root, python=venv / "bin" / "python")
+    assert data["score"] == 46  # the 2e code is graded too: setup.sh installed the CPU torch
+    assert all(t["status"] == "passed" for t in parts_by_number(data).values())
