@@ -140,11 +140,14 @@ def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | 
     """
     out = Plan(stats=stats or Stats())
     reader = _Reader(out)
+    taken: set[str] = set()  # student ids so far: a set, since a class may have 100,000
     for item in items:
         if isinstance(item, Result):
             out.entries.append(item)
+            taken.add(item.student)
             continue
-        item = _unique_student(item, out.entries)
+        item = _unique_student(item, taken)
+        taken.add(item.student)
         try:
             if item.homework not in out.assignments:
                 out.assignments[item.homework] = resolve(item.homework)
@@ -168,9 +171,8 @@ def error_result(path: Path, homework: str | None, message: str, student: str | 
     return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=message, source=str(path))
 
 
-def _unique_student(submission: Submission, earlier: list[SubmissionReading | Result]) -> Submission:
+def _unique_student(submission: Submission, taken: set[str]) -> Submission:
     """A student id is the submission's own claim: two files claiming one id get two ids."""
-    taken = {e.student if isinstance(e, Result) else e.submission.student for e in earlier}
     if submission.student not in taken:
         return submission
     n = 2

@@ -119,8 +119,10 @@ def test_prediction_files_away_from_the_answers_file_are_pointed_out(gradescope,
     ("not json", "reference"),
 ])
 def test_student_comes_from_submission_metadata(gradescope, autograder_zip, metadata, student):
-    root = gradescope.root(autograder_zip, {"a5": REFERENCE}, metadata=metadata if isinstance(metadata, dict)
-                           else None)
+    # One answer, no code: the student's name is what is tested, not the grading of the whole homework.
+    answers = "homework: cs224n-w21-a5\nstudent: reference\nanswers:\n  1b: C (k_a + k_b)\n"
+    root = gradescope.root(autograder_zip, {"answers.yaml": answers},
+                           metadata=metadata if isinstance(metadata, dict) else None)
     if metadata == "not json":
         (root / "submission_metadata.json").write_text("{oops")
     assert run_gradescope(root) == 0
