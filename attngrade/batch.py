@@ -28,7 +28,7 @@ from .overrides import template, write_template
 from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
-from .reports import render_index
+from .reports import index_pieces
 from .reports.parallel import write_reports
 from .runfolder import check_only_outputs, staged
 
@@ -179,7 +179,7 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
     advance = progress.advance if progress is not None else (lambda count=1: None)
 
     def index() -> None:
-        write_atomic(out / "index.html", render_index(list(zip(results, folders)), "Class results", homeworks, groups))
+        write_atomic(out / "index.html", index_pieces(list(zip(results, folders)), "Class results", homeworks, groups))
 
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
                   advance, also=index)

@@ -20,17 +20,32 @@ UNCHECKED = Outcome(0.0, ("read; compared with the key when your course staff gr
 
 
 def assemble(plan: Plan, outcomes: Mapping[TaskKey, Outcome]) -> list[Result]:
-    """One Result per entry of the plan, in its order (error rows as they are)."""
+    """One Result per entry of the plan, in its order (error rows as they are).
+
+    A PartReading the plan shared between students (the same answer) gives one Verdict,
+    shared too: Verdicts are frozen, and a class's memory then follows its distinct answers."""
+    memo: dict[int, Verdict] = {}
     return [entry if isinstance(entry, Result) else result(entry, outcomes, plan.assignments[
-        entry.submission.homework].self_check) for entry in plan.entries]
+        entry.submission.homework].self_check, memo) for entry in plan.entries]
 
 
-def result(reading: SubmissionReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool) -> Result:
-    verdicts = tuple(verdict(p, outcomes, self_check) for p in reading.parts)
+def result(reading: SubmissionReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool,
+           memo: dict[int, Verdict] | None = None) -> Result:
+    memo = {} if memo is None else memo
+    verdicts = tuple(_shared(p, outcomes, self_check, memo) for p in reading.parts)
     homework_max = sum(p.part.points for p in reading.parts)
     sub = reading.submission
     return Result(student=sub.student, homework=sub.homework, score=round(sum(v.score for v in verdicts), 6),
                   max_score=homework_max, parts=verdicts, notes=reading.notes, source=str(sub.path))
+
+
+def _shared(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool,
+            memo: dict[int, Verdict]) -> Verdict:
+    # Keyed by id(): the PartReading is alive in the plan for as long as the memo is.
+    found = memo.get(id(reading))
+    if found is None:
+        found = memo[id(reading)] = verdict(reading, outcomes, self_check)
+    return found
 
 
 def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool) -> Verdict:

@@ -7,7 +7,7 @@ SVG, no script, and a Content-Security-Policy that would block one anyway.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -38,5 +38,12 @@ def render_index(rows: list[tuple[Result, str]], title: str,
                  homeworks: dict[str, Homework] | None = None,
                  groups: dict[str, dict[str, list[Group]]] | None = None) -> str:
     """The class page: score histogram, per-part statistics, answer groups, links."""
+    return "".join(index_pieces(rows, title, homeworks, groups))
+
+
+def index_pieces(rows: list[tuple[Result, str]], title: str,
+                 homeworks: dict[str, Homework] | None = None,
+                 groups: dict[str, dict[str, list[Group]]] | None = None) -> Iterator[str]:
+    """The class page in pieces, as jinja2 renders it: written as it comes, never whole in memory."""
     view: dict[str, Any] = class_view(rows, homeworks or {}, groups or {})
-    return environment().get_template("index.html.j2").render(title=title, **view)
+    return environment().get_template("index.html.j2").generate(title=title, **view)

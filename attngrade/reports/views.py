@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from ..groups import Group
 from ..records import Homework, Part, Result, Verdict
@@ -82,6 +82,10 @@ def student_view(result: Result, homework: Homework | None) -> dict[str, Any]:
     return {"result": result, "homework": homework, "parts": [part_view(v, homework) for v in result.parts]}
 
 
+def _members(members: list[str], folder_of: dict[str, str]) -> Iterator[tuple[str, str | None]]:
+    return ((m, folder_of.get(m)) for m in members)
+
+
 def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
                groups: dict[str, dict[str, list[Group]]]) -> dict[str, Any]:
     graded = [r for r, _ in rows if not r.error]
@@ -107,7 +111,8 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
                     "score": example.score if example else 0.0, "max_score": part.points,
                     "waiting": bool(example and example.waiting),
                     "fields": answer_fields(example) if example else [],
-                    "members": [(m, folder_of.get(m)) for m in g.members],
+                    # lazily: every student of the class is a member of one group per part
+                    "members": _members(g.members, folder_of),
                 })
             parts.append({"id": part.id, "points": part.points, "mean": mean, "pass_rate": passed,
                           "answered": len(answered), "groups": part_groups, "graded": len(decided),

@@ -124,3 +124,22 @@ def test_class_page_shows_yes_no_and_no_score_for_groups_waiting_for_staff(tmp_p
     assert "False" not in groups and "True" not in groups and "<code>no</code>" in groups
     waiting = index.split('id="groups-cs224n-w21-a5-1a"')[1].split("</details>")[0]
     assert "–/2" in waiting and "0/2" not in waiting
+
+
+def test_class_page_links_each_group_member_to_their_report_in_every_homework(tmp_path):
+    """Two homeworks on one page: every member links to their own report folder."""
+    import re
+    import shutil
+
+    from attngrade.cli import main
+
+    for homework in ("cs224n-w21-a5", "mimuw-2022-p4"):
+        shutil.copytree(ROOT / "examples" / homework, tmp_path / "class" / homework)
+    assert main(["run", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "--solutions",
+                 str(ROOT / "solutions"), "--workers", "0"]) == 0
+    index = (tmp_path / "out" / "index.html").read_text()
+    for homework in ("cs224n-w21-a5", "mimuw-2022-p4"):
+        groups = index.split(f'id="groups-{homework}-1b"')[1].split("</details>")[0]
+        links = re.findall(r'<a href="([^"]+)/report.html">', groups)
+        assert links, homework
+        assert all((tmp_path / "out" / folder / "report.html").is_file() for folder in links)
