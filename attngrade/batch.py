@@ -29,7 +29,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports import index_pieces
-from .reports.parallel import write_reports
+from .reports.parallel import ReportPool, write_reports
 from .runfolder import check_only_outputs, staged
 
 log = logging.getLogger(__name__)
@@ -139,19 +139,22 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
     people = read_roster(roster) if roster is not None else None
     progress = for_terminal(show_progress)
+    # The report processes are forked first, while this process is small (see reports.parallel).
+    reports = ReportPool(default_workers() if workers is None else workers)
     try:
         batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
                             homework=homework, runner=runner)
         batch.out = out
         if people is not None:
             batch.messages += unmatched((r.student for r in batch.results), people)
-        return _finish(batch, out, overrides, progress, rubric, people, workers)
+        return _finish(batch, out, overrides, progress, rubric, people, workers, reports)
     finally:
+        reports.close()
         progress.close()
 
 
 def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False,
-            roster: dict | None = None, workers: int | None = 1) -> Batch:
+            roster: dict | None = None, workers: int | None = 1, reports: ReportPool | None = None) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
@@ -165,7 +168,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers)
+                      workers=workers, reports=reports)
         batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
                                                               homeworks), shown=out))
     return batch
@@ -173,7 +176,8 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
-                  rubric: bool = False, roster: dict | None = None, workers: int | None = 1) -> None:
+                  rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
+                  reports: ReportPool | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     advance = progress.advance if progress is not None else (lambda count=1: None)
@@ -182,7 +186,7 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
         write_atomic(out / "index.html", index_pieces(list(zip(results, folders)), "Class results", homeworks, groups))
 
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
-                  advance, also=index)
+                  advance, also=index, pool=reports)
     write_atomic(out / "results.json", results_json(results))
     write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
 

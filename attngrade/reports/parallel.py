@@ -2,17 +2,24 @@
 
 Rendering (jinja2, MathML) is the largest share of the write stage and each report is
 independent, so with `workers` > 1 the reports are split into chunks and rendered by
-forked processes. Forked children see the results already in memory (nothing is pickled
-on the way in) and write their reports themselves; only a count comes back. Where fork
-is not available (or for a small class) they are rendered here, one after the other.
+forked processes, which write them themselves; only a count comes back.
+
+The children are forked when the pool is made, which `grade run` does before it reads
+the class: a child forked later would share the pages of a parent holding the whole
+class, and every page the parent touches afterwards (its reference counts change as it
+writes results.json) is then copied, so each child ends up holding a copy of the class
+(at 100,000 students, 400 MB a child). Chunks travel pickled for the same reason, and
+the class page is rendered here meanwhile. Where fork is not available (or for a small
+class) the reports are rendered here, one after the other.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from ..output import write_atomic
 from ..records import Homework, Result
@@ -20,42 +27,66 @@ from ..records import Homework, Result
 CHUNK = 50  # reports a child renders per task: enough to pay for the round trip
 SERIAL_BELOW = 200  # a smaller class is rendered here: starting processes would cost more
 
-# What the forked children read: set just before the pool starts, cleared after.
-_SHARED: dict[str, Any] = {}
+
+class ReportPool:
+    """Processes that render reports, forked now (while this process is small)."""
+
+    def __init__(self, workers: int):
+        self._pool: ProcessPoolExecutor | None = None
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=_leave_interrupts_to_the_parent)
+            self._pool.submit(int).result()  # forks every worker now (fork pools start them all at once)
+
+    def __enter__(self) -> "ReportPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
+              rubric: bool, advance: Callable[[int], None], also: Callable[[], None] | None = None) -> None:
+        """OUT/<folder>/report.html for every result; `also` (the class page) is rendered here meanwhile."""
+        if self._pool is None or len(results) < SERIAL_BELOW:
+            _render(results, folders, out, homeworks, rubric, advance)
+            if also is not None:
+                also()
+            return
+        used = {r.homework for r in results}
+        mine = {hid: hw for hid, hw in homeworks.items() if hid in used}
+        jobs = [self._pool.submit(_render_chunk, results[i:i + CHUNK], folders[i:i + CHUNK], out, mine, rubric)
+                for i in range(0, len(results), CHUNK)]
+        if also is not None:
+            also()
+        for done in as_completed(jobs):
+            advance(done.result())
 
 
 def write_reports(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
                   rubric: bool, workers: int, advance: Callable[[int], None],
-                  also: Callable[[], None] | None = None) -> None:
-    """OUT/<folder>/report.html for every result, in parallel where it pays.
-
-    `also` is one more page to write (the class page), run first beside the reports."""
-    if workers <= 1 or len(results) < SERIAL_BELOW or "fork" not in multiprocessing.get_all_start_methods():
-        _render(results, folders, out, homeworks, rubric, advance)
-        if also is not None:
-            also()
+                  also: Callable[[], None] | None = None, pool: ReportPool | None = None) -> None:
+    """OUT/<folder>/report.html for every result, in parallel where it pays (in `pool`, if given)."""
+    if pool is not None:
+        pool.write(results, folders, out, homeworks, rubric, advance, also)
         return
-    _SHARED.update(results=results, folders=folders, out=out, homeworks=homeworks, rubric=rubric, also=also)
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            jobs = [pool.submit(_also)] if also is not None else []
-            chunks = [(i, min(i + CHUNK, len(results))) for i in range(0, len(results), CHUNK)]
-            jobs += [pool.submit(_render_chunk, start, end) for start, end in chunks]
-            for done in as_completed(jobs):
-                advance(done.result())
-    finally:
-        _SHARED.clear()
+    with ReportPool(workers if len(results) >= SERIAL_BELOW else 1) as late:
+        late.write(results, folders, out, homeworks, rubric, advance, also)
 
 
-def _also() -> int:
-    _SHARED["also"]()
-    return 0
+def _leave_interrupts_to_the_parent() -> None:
+    # Ctrl-C reaches the whole process group; the parent stops the run and shuts the pool down.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _render_chunk(start: int, end: int) -> int:
-    s = _SHARED
-    _render(s["results"][start:end], s["folders"][start:end], s["out"], s["homeworks"], s["rubric"], lambda n: None)
-    return end - start
+def _render_chunk(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
+                  rubric: bool) -> int:
+    _render(results, folders, out, homeworks, rubric, lambda n: None)
+    return len(results)
 
 
 def _render(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
