@@ -34,6 +34,7 @@ def test_folder_with_two_yaml_files_is_refused(tmp_path):
 
 @pytest.mark.parametrize("name, message", [
     ("alias-bomb.yaml", "YAML aliases (*name) are not allowed"),
+    ("alias-without-anchor.yaml", "line 3, column 7: not valid YAML (found undefined alias)"),
     ("python-object-tag.yaml", "not valid YAML"),
     ("latin1.yaml", "is not UTF-8 text"),
 ])
