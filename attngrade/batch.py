@@ -28,8 +28,7 @@ from .overrides import template, write_template
 from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
-from .reports import index_pieces
-from .reports.parallel import ReportPool, write_reports
+from .reports.parallel import ClassPage, ReportPool, write_reports
 from .runfolder import check_only_outputs, staged
 
 log = logging.getLogger(__name__)
@@ -181,12 +180,8 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     advance = progress.advance if progress is not None else (lambda count=1: None)
-
-    def index() -> None:
-        write_atomic(out / "index.html", index_pieces(list(zip(results, folders)), "Class results", homeworks, groups))
-
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
-                  advance, also=index, pool=reports)
+                  advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports)
     write_atomic(out / "results.json", results_json(results))
     write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
 

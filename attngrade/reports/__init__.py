@@ -46,4 +46,6 @@ def index_pieces(rows: list[tuple[Result, str]], title: str,
                  groups: dict[str, dict[str, list[Group]]] | None = None) -> Iterator[str]:
     """The class page in pieces, as jinja2 renders it: written as it comes, never whole in memory."""
     view: dict[str, Any] = class_view(rows, homeworks or {}, groups or {})
-    return environment().get_template("index.html.j2").generate(title=title, **view)
+    stream = environment().get_template("index.html.j2").stream(title=title, **view)
+    stream.enable_buffering(500)  # pieces of 500 template outputs: fewer, larger writes
+    return iter(stream)

@@ -18,14 +18,17 @@ from __future__ import annotations
 import multiprocessing
 import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ..output import write_atomic
+from ..groups import Group
 from ..records import Homework, Result
 
 CHUNK = 50  # reports a child renders per task: enough to pay for the round trip
 SERIAL_BELOW = 200  # a smaller class is rendered here: starting processes would cost more
+CLASS_PAGE_HERE_FROM = 20_000  # students from which the class page is rendered here, not pickled to a child
 
 
 class ReportPool:
@@ -50,32 +53,56 @@ class ReportPool:
             self._pool = None
 
     def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
-              rubric: bool, advance: Callable[[int], None], also: Callable[[], None] | None = None) -> None:
-        """OUT/<folder>/report.html for every result; `also` (the class page) is rendered here meanwhile."""
+              rubric: bool, advance: Callable[[int], None], also: ClassPage | None = None) -> None:
+        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them."""
         if self._pool is None or len(results) < SERIAL_BELOW:
             _render(results, folders, out, homeworks, rubric, advance)
             if also is not None:
-                also()
+                also.write(results, folders, homeworks)
             return
         used = {r.homework for r in results}
         mine = {hid: hw for hid, hw in homeworks.items() if hid in used}
-        jobs = [self._pool.submit(_render_chunk, results[i:i + CHUNK], folders[i:i + CHUNK], out, mine, rubric)
-                for i in range(0, len(results), CHUNK)]
-        if also is not None:
-            also()
+        # The class page is the longest single job: first in the queue, so it ends with the reports.
+        # It needs the whole class, so a large class renders it here instead of pickling it whole.
+        page_here = also is not None and len(results) >= CLASS_PAGE_HERE_FROM
+        jobs = [self._pool.submit(_class_page, also, results, folders, mine)] if also and not page_here else []
+        jobs += [self._pool.submit(_render_chunk, results[i:i + CHUNK], folders[i:i + CHUNK], out, mine, rubric)
+                 for i in range(0, len(results), CHUNK)]
+        if page_here:
+            also.write(results, folders, homeworks)
         for done in as_completed(jobs):
             advance(done.result())
 
 
+@dataclass(frozen=True)
+class ClassPage:
+    """OUT/index.html: what it needs besides the results (picklable, so a child can render it)."""
+
+    path: Path
+    title: str
+    groups: dict[str, dict[str, list[Group]]] | None = None
+
+    def write(self, results: Sequence[Result], folders: Sequence[str], homeworks: dict[str, Homework]) -> None:
+        from . import index_pieces
+
+        write_atomic(self.path, index_pieces(list(zip(results, folders)), self.title, homeworks, self.groups))
+
+
 def write_reports(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
                   rubric: bool, workers: int, advance: Callable[[int], None],
-                  also: Callable[[], None] | None = None, pool: ReportPool | None = None) -> None:
+                  also: ClassPage | None = None, pool: ReportPool | None = None) -> None:
     """OUT/<folder>/report.html for every result, in parallel where it pays (in `pool`, if given)."""
     if pool is not None:
         pool.write(results, folders, out, homeworks, rubric, advance, also)
         return
     with ReportPool(workers if len(results) >= SERIAL_BELOW else 1) as late:
         late.write(results, folders, out, homeworks, rubric, advance, also)
+
+
+def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[str],
+                homeworks: dict[str, Homework]) -> int:
+    page.write(results, folders, homeworks)
+    return 0
 
 
 def _leave_interrupts_to_the_parent() -> None:
