@@ -234,8 +234,13 @@ def bench_class(args: argparse.Namespace, grade: Path, python: Path, workers_fla
     kind = ", worst case (every answer distinct)" if args.worst_case else ""
     log(f"== 1. synthetic class: N={args.n}, seed={args.seed}{kind}")
     t = time.perf_counter()
-    manifest = generate.generate(args.n, args.seed, class_dir, folder_share=args.folder_share,
-                                 distinct=args.worst_case)
+    if args.worst_case:  # disguising answers reads the bank: generate with attngrade's own Python
+        subprocess.run([str(python), str(HERE / "generate.py"), "--n", str(args.n), "--seed", str(args.seed),
+                        "--out", str(class_dir), "--folder-share", str(args.folder_share), "--distinct"],
+                       check=True, stdout=subprocess.DEVNULL)
+        manifest = json.loads((class_dir.parent / "manifest.json").read_text(encoding="utf-8"))
+    else:
+        manifest = generate.generate(args.n, args.seed, class_dir, folder_share=args.folder_share)
     gen_time = time.perf_counter() - t
     subs = manifest["submissions"]
     by_hw: dict[str, int] = {}
