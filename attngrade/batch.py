@@ -100,16 +100,19 @@ def _timed(timings: dict[str, dict[str, float]], stage: str) -> Iterator[None]:
 def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Quiet | None = None,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
-                bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None) -> Batch:
+                bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
+                reports: ReportPool | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
-    `runner` is where the run stage executes (default: worker processes on this machine).
+    `runner` is where the run stage executes (default: worker processes on this machine);
+    `reports` is started as soon as the submissions are counted, before any is read.
     """
     batch = Batch()
     progress = progress or Quiet()
     passed_over: list[Path] = []
     with _timed(batch.timings, "plan"):
-        items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over)
+        items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
+                         found=reports.start if reports is not None else None)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan(_counted(items, progress), resolver(solutions, gold or {}, bank), batch.stats)
     _check_gold_names(gold or {}, planned.assignments)
@@ -138,11 +141,12 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
     people = read_roster(roster) if roster is not None else None
     progress = for_terminal(show_progress)
-    # The report processes are forked first, while this process is small (see reports.parallel).
+    # The report processes are forked before the class is read, while this process is small
+    # (see reports.parallel).
     reports = ReportPool(default_workers() if workers is None else workers)
     try:
         batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                            homework=homework, runner=runner)
+                            homework=homework, runner=runner, reports=reports)
         batch.out = out
         if people is not None:
             batch.messages += unmatched((r.student for r in batch.results), people)

@@ -112,16 +112,21 @@ Resolve = Callable[[str], Assignment]
 
 
 def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str | None = None,
-             bank: Any = None, passed_over: list[Path] | None = None) -> list[Submission | Result]:
+             bank: Any = None, passed_over: list[Path] | None = None,
+             found: Callable[[int], None] | None = None) -> list[Submission | Result]:
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
     student's (hidden files, an export's metadata) are added to `passed_over`.
+    `found` is told how many there are before any is loaded.
     """
     from ..submissions import discover, load_submission
 
     items: list[Submission | Result] = []
-    for path in list(discover(list(paths), passed_over)):
+    every = list(discover(list(paths), passed_over))
+    if found is not None:
+        found(len(every))
+    for path in every:
         if stats is not None:
             stats.submissions += 1
         try:

@@ -4,8 +4,8 @@ Rendering (jinja2, MathML) is the largest share of the write stage and each repo
 independent, so with `workers` > 1 the reports are split into chunks and rendered by
 forked processes, which write them themselves; only a count comes back.
 
-The children are forked when the pool is made, which `grade run` does before it reads
-the class: a child forked later would share the pages of a parent holding the whole
+The children are forked by `ReportPool.start`, which `grade run` calls once it knows
+how many submissions there are, before it reads them: a child forked later would share the pages of a parent holding the whole
 class, and every page the parent touches afterwards (its reference counts change as it
 writes results.json) is then copied, so each child ends up holding a copy of the class
 (at 100,000 students, 400 MB a child). Chunks travel pickled for the same reason, and
@@ -32,12 +32,17 @@ CLASS_PAGE_HERE_FROM = 20_000  # students from which the class page is rendered 
 
 
 class ReportPool:
-    """Processes that render reports, forked now (while this process is small)."""
+    """Processes that render reports, forked by `start` (while this process is small)."""
 
     def __init__(self, workers: int):
+        self.workers = workers
         self._pool: ProcessPoolExecutor | None = None
-        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-            self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+
+    def start(self, reports: int) -> None:
+        """Fork the processes now, if `reports` reports are enough to pay for them."""
+        if (self._pool is None and self.workers > 1 and reports >= SERIAL_BELOW
+                and "fork" in multiprocessing.get_all_start_methods()):
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
                                              initializer=_leave_interrupts_to_the_parent)
             self._pool.submit(int).result()  # forks every worker now (fork pools start them all at once)
 
@@ -95,7 +100,8 @@ def write_reports(results: Sequence[Result], folders: Sequence[str], out: Path, 
     if pool is not None:
         pool.write(results, folders, out, homeworks, rubric, advance, also)
         return
-    with ReportPool(workers if len(results) >= SERIAL_BELOW else 1) as late:
+    with ReportPool(workers) as late:
+        late.start(len(results))
         late.write(results, folders, out, homeworks, rubric, advance, also)
 
 
