@@ -184,10 +184,14 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     advance = progress.advance if progress is not None else (lambda count=1: None)
+
+    def tables() -> None:
+        write_atomic(out / "results.json", results_json(results))
+        write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
+
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
-                  advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports)
-    write_atomic(out / "results.json", results_json(results))
-    write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
+                  advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports,
+                  meanwhile=tables)
 
 
 def _counted(items: list, progress: Quiet) -> Iterator:

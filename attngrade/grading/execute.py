@@ -10,10 +10,8 @@ replaced; the student gets an `invalid` verdict with the reason.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol
 
@@ -72,6 +70,10 @@ class WorkerPool:
             return outcomes
         if on_main and (self.workers <= 1 or len(tasks) <= 1):
             return {**outcomes, **InProcess(self.budget, self.on_done).run(tasks, assignments)}
+        # Imported here: a self-check (one process) never pays for multiprocessing's import.
+        import multiprocessing
+        from concurrent.futures import TimeoutError as FutureTimeout
+
         from pebble import ProcessExpired, ProcessPool
 
         needed = {key.homework: assignments[key.homework] for key in tasks}

@@ -8,9 +8,11 @@ The children are forked by `ReportPool.start`, which `grade run` calls once it k
 how many submissions there are, before it reads them: a child forked later would share the pages of a parent holding the whole
 class, and every page the parent touches afterwards (its reference counts change as it
 writes results.json) is then copied, so each child ends up holding a copy of the class
-(at 100,000 students, 400 MB a child). Chunks travel pickled for the same reason, and
-the class page is rendered here meanwhile. Where fork is not available (or for a small
-class) the reports are rendered here, one after the other.
+(at 100,000 students, 400 MB a child). Chunks travel pickled for the same reason. The
+class page is a child's job too, except for a very large class (pickling the whole class
+would cost more than rendering it here); the parent writes results.json and grades.csv
+while the children render. Where fork is not available (or for a small class) the
+reports are rendered here, one after the other.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class ReportPool:
         if (self._pool is None and self.workers > 1 and reports >= SERIAL_BELOW
                 and "fork" in multiprocessing.get_all_start_methods()):
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_leave_interrupts_to_the_parent)
+                                             initializer=_start_child)
             self._pool.submit(int).result()  # forks every worker now (fork pools start them all at once)
 
     def __enter__(self) -> "ReportPool":
@@ -58,12 +60,18 @@ class ReportPool:
             self._pool = None
 
     def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
-              rubric: bool, advance: Callable[[int], None], also: ClassPage | None = None) -> None:
-        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them."""
+              rubric: bool, advance: Callable[[int], None], also: ClassPage | None = None,
+              meanwhile: Callable[[], None] | None = None) -> None:
+        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them.
+
+        `meanwhile` (the outputs this process writes: results.json, grades.csv) runs here while
+        the children render, rather than after them."""
         if self._pool is None or len(results) < SERIAL_BELOW:
             _render(results, folders, out, homeworks, rubric, advance)
             if also is not None:
                 also.write(results, folders, homeworks)
+            if meanwhile is not None:
+                meanwhile()
             return
         used = {r.homework for r in results}
         mine = {hid: hw for hid, hw in homeworks.items() if hid in used}
@@ -75,6 +83,8 @@ class ReportPool:
                  for i in range(0, len(results), CHUNK)]
         if page_here:
             also.write(results, folders, homeworks)
+        if meanwhile is not None:
+            meanwhile()
         for done in as_completed(jobs):
             advance(done.result())
 
@@ -95,14 +105,15 @@ class ClassPage:
 
 def write_reports(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
                   rubric: bool, workers: int, advance: Callable[[int], None],
-                  also: ClassPage | None = None, pool: ReportPool | None = None) -> None:
+                  also: ClassPage | None = None, pool: ReportPool | None = None,
+                  meanwhile: Callable[[], None] | None = None) -> None:
     """OUT/<folder>/report.html for every result, in parallel where it pays (in `pool`, if given)."""
     if pool is not None:
-        pool.write(results, folders, out, homeworks, rubric, advance, also)
+        pool.write(results, folders, out, homeworks, rubric, advance, also, meanwhile)
         return
     with ReportPool(workers) as late:
         late.start(len(results))
-        late.write(results, folders, out, homeworks, rubric, advance, also)
+        late.write(results, folders, out, homeworks, rubric, advance, also, meanwhile)
 
 
 def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[str],
@@ -111,9 +122,15 @@ def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[st
     return 0
 
 
-def _leave_interrupts_to_the_parent() -> None:
+def _start_child() -> None:
     # Ctrl-C reaches the whole process group; the parent stops the run and shuts the pool down.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The templates are compiled while the parent is still reading and checking the class,
+    # so the first chunk does not pay for them.
+    from . import environment
+
+    for name in ("student.html.j2", "index.html.j2"):
+        environment().get_template(name)
 
 
 def _render_chunk(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],

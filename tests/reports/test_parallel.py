@@ -1,0 +1,48 @@
+"""Reports written by forked processes are the reports written in one process."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from attngrade.batch import grade_paths
+from attngrade.output import folder_names
+from attngrade.reports.parallel import SERIAL_BELOW, ClassPage, ReportPool, write_reports
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def large_class():
+    """The bundled A5 class, repeated under new ids until the pool is worth starting."""
+    batch = grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions")
+    graded = batch.results
+    copies = -(-SERIAL_BELOW // len(graded))
+    results = [replace(r, student=f"{r.student}-{i}") for i in range(copies) for r in graded]
+    return results, batch.homeworks
+
+
+def _write(results, homeworks, out: Path, workers: int) -> list[str]:
+    calls: list[str] = []
+    folders = folder_names(results)
+    with ReportPool(workers) as pool:
+        pool.start(len(results))
+        assert (pool._pool is not None) == (workers > 1)  # the parallel path is the one under test
+        write_reports(results, folders, out, homeworks, False, workers, lambda n: None,
+                      also=ClassPage(out / "index.html", "Class results"), pool=pool,
+                      meanwhile=lambda: calls.append("tables"))
+    return calls
+
+
+def test_forked_reports_and_class_page_match_the_serial_ones_byte_for_byte(large_class, tmp_path):
+    results, homeworks = large_class
+    serial, forked = tmp_path / "serial", tmp_path / "forked"
+    assert _write(results, homeworks, serial, 1) == ["tables"]
+    assert _write(results, homeworks, forked, 2) == ["tables"]  # the parent's own outputs, once, while children render
+    written = sorted(p.relative_to(serial) for p in serial.rglob("*.html"))
+    assert len(written) == len(results) + 1
+    assert written == sorted(p.relative_to(forked) for p in forked.rglob("*.html"))
+    for rel in written:
+        assert (serial / rel).read_bytes() == (forked / rel).read_bytes(), rel
