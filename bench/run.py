@@ -36,6 +36,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -398,13 +399,15 @@ def bench_check_times(args: argparse.Namespace, python: Path) -> dict[str, Any]:
 
 
 def part_outcomes(results: Path) -> dict[tuple[str, str], tuple[str, float]]:
-    """(student, part) -> (status, score) of a results.json; a submission not graded is one ("", "error") row."""
+    """(student, "homework part") -> (status, score) of a results.json; a submission not graded
+    is one (student, "") -> ("error", 0) entry."""
     outcomes: dict[tuple[str, str], tuple[str, float]] = {}
     for row in json.loads(results.read_text(encoding="utf-8")):
         if row.get("error"):
             outcomes[(row["student"], "")] = ("error", 0.0)
         for part in row.get("parts", []):
-            outcomes[(row["student"], part["id"])] = (part["status"], round(float(part["score"]), 6))
+            outcomes[(row["student"], f"{row['homework']} {part['id']}")] = (part["status"],
+                                                                             round(float(part["score"]), 6))
     return outcomes
 
 
@@ -426,22 +429,21 @@ def bench_baseline(args: argparse.Namespace, python: Path, workers_flag: list[st
         log(f"   the baseline wrote no results.json (exit {m['exit']}); see {args.work / 'grade-run-baseline.log'}")
         return {"error": f"exit {m['exit']}"}
     old, new = part_outcomes(out / "results.json"), part_outcomes(args.work / "out" / "results.json")
-    kinds: dict[str, int] = {}
-    for key in sorted(old.keys() | new.keys()):
+    kinds: Counter[str] = Counter()
+    for key in old.keys() | new.keys():
         before, after = old.get(key), new.get(key)
         if before == after:
             continue
-        part = key[1] or "(submission)"
         change = (f"{before[0] if before else 'absent'} -> {after[0] if after else 'absent'}"
                   if not before or not after or before[0] != after[0] else "same status, other score")
-        kinds[f"{part}: {change}"] = kinds.get(f"{part}: {change}", 0) + 1
+        kinds[f"{key[1] or '(submission)'}: {change}"] += 1
     differences = sum(kinds.values())
     log(f"   baseline wall {fmt_s(m['wall'])}; {differences} of {len(new)} part verdicts differ "
         f"(target 0, except the changes made on purpose)")
     for kind, count in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])):
         log(f"     {count:6d}  {kind}")
     return {"baseline": str(args.baseline), "wall": m["wall"], "parts": len(new), "differences": differences,
-            "by_kind": kinds}
+            "by_kind": dict(kinds)}
 
 
 def speed_probe(python: Path) -> float | None:
@@ -518,9 +520,8 @@ def bench_cold(args: argparse.Namespace, grade: Path, python: Path) -> dict[str,
     # attngrade's bytecode as an installed wheel has it (pip compiles .pyc at install). Without
     # it, a machine with PYTHONDONTWRITEBYTECODE set (this one) compiles attngrade's modules on
     # every run, ~50 ms that no installation pays; sympy and numpy are compiled already.
-    package = subprocess.run([str(python), "-c", "import attngrade, os; print(os.path.dirname(attngrade.__file__))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([str(python), "-m", "compileall", "-q", package], check=False, stdout=subprocess.DEVNULL)
+    subprocess.run([str(python), "-c", "import attngrade, compileall, os; "
+                    "compileall.compile_dir(os.path.dirname(attngrade.__file__), quiet=1)"], check=True)
     # Side by side with the floor (a bare `import sympy, numpy`), alternating, so that a busy
     # moment of this shared machine weighs on both.
     walls, floors = [], []

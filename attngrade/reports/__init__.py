@@ -29,9 +29,18 @@ def environment() -> Environment:
     return env
 
 
+STUDENT_PAGE, CLASS_PAGE = "student.html.j2", "index.html.j2"
+
+
+def compile_templates() -> None:
+    """Compile the page templates now (a report process does it while the class is still being read)."""
+    for name in (STUDENT_PAGE, CLASS_PAGE):
+        environment().get_template(name)
+
+
 def render_student(result: Result, homework: Homework | None, *, rubric: bool = False) -> str:
     """One student's report page; the rubric of pending parts only when `rubric` (a staff view, or opted in)."""
-    return environment().get_template("student.html.j2").render(**student_view(result, homework), show_rubric=rubric)
+    return environment().get_template(STUDENT_PAGE).render(**student_view(result, homework), show_rubric=rubric)
 
 
 def render_index(rows: list[tuple[Result, str]], title: str,
@@ -46,6 +55,6 @@ def index_pieces(rows: list[tuple[Result, str]], title: str,
                  groups: dict[str, dict[str, list[Group]]] | None = None) -> Iterator[str]:
     """The class page in pieces, as jinja2 renders it: written as it comes, never whole in memory."""
     view: dict[str, Any] = class_view(rows, homeworks or {}, groups or {})
-    stream = environment().get_template("index.html.j2").stream(title=title, **view)
+    stream = environment().get_template(CLASS_PAGE).stream(title=title, **view)
     stream.enable_buffering(500)  # pieces of 500 template outputs: fewer, larger writes
     return iter(stream)

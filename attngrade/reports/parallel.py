@@ -125,12 +125,10 @@ def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[st
 def _start_child() -> None:
     # Ctrl-C reaches the whole process group; the parent stops the run and shuts the pool down.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The templates are compiled while the parent is still reading and checking the class,
-    # so the first chunk does not pay for them.
-    from . import environment
+    # While the parent is still reading and checking the class, so the first chunk does not pay.
+    from . import compile_templates
 
-    for name in ("student.html.j2", "index.html.j2"):
-        environment().get_template(name)
+    compile_templates()
 
 
 def _render_chunk(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
