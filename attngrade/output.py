@@ -64,10 +64,12 @@ def results_json(results: Iterable[Result]) -> Iterator[str]:
     yield "\n]\n"
 
 
-def grades_csv(results: list[Result], homeworks: dict[str, Homework], roster: Mapping[str, Any] | None = None) -> str:
+def grades_csv(results: list[Result], homeworks: dict[str, Homework],
+               roster: Mapping[str, Any] | None = None) -> Iterator[str]:
     """One row per student: id, one column per part, total (parts of every homework seen).
 
-    With a roster (`lms.read_roster`), each row also has the student's name, email and SID."""
+    With a roster (`lms.read_roster`), each row also has the student's name, email and SID.
+    The rows come one at a time, to be written as they come (never the class as one string)."""
     # One homework: columns are part ids. Several: "homework:part", so that the 1b of one
     # homework never shares a column with the 1b of another.
     seen = list(dict.fromkeys(r.homework for r in results if r.homework in homeworks))
@@ -75,20 +77,26 @@ def grades_csv(results: list[Result], homeworks: dict[str, Homework], roster: Ma
     columns: list[str] = []
     for hid in seen:
         columns.extend(f"{hid}:{p.id}" if prefix else p.id for p in homeworks[hid].parts)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    line = io.StringIO()
+    writer = csv.writer(line)
+
+    def row(cells: list[str]) -> str:
+        line.seek(0)
+        line.truncate()
+        writer.writerow(cells)
+        return line.getvalue()
+
     people = ["name", "email", "sid"] if roster is not None else []
-    writer.writerow(["student", *people, "homework", *columns, "total", "pending", "max_score", "error"])
+    yield row(["student", *people, "homework", *columns, "total", "pending", "max_score", "error"])
     for result in results:
         scores = {(f"{result.homework}:{v.part}" if prefix else v.part): _score_cell(v) for v in result.parts}
         person = (roster or {}).get(result.student)
-        writer.writerow([
+        yield row([
             spreadsheet_cell(result.student), *[spreadsheet_cell(getattr(person, c, "")) for c in people], spreadsheet_cell(result.homework or ""),
             *[scores.get(c, "") for c in columns],
             _number(result.score), _number(result.pending_points), _number(result.max_score),
             spreadsheet_cell(result.error or ""),
         ])
-    return buffer.getvalue()
 
 
 def _score_cell(v: Any) -> str:
