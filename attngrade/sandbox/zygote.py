@@ -156,6 +156,8 @@ def _forget_attngrade() -> None:
 
 
 def _kill_all(pid: int, uid: int | None) -> None:
+    """SIGKILL the child's process group, then every process of the sandbox's uid until none is left
+    alive (or the bound is reached)."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
@@ -168,15 +170,41 @@ def _kill_all(pid: int, uid: int | None) -> None:
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-            # Again until none is left (ESRCH): a fork bomb's children may still be forking
-            # while the first signal goes out. Bounded, so a kernel oddity cannot hang grading.
+            # Again until none is left: a fork bomb's children may still be forking while the
+            # first signal goes out. kill(-1) itself cannot tell (it succeeds while the machine
+            # has any other process, even one it may not signal), so /proc is asked. Bounded, so
+            # a kernel oddity cannot hang grading.
             for _ in range(400):
                 os.kill(-1, signal.SIGKILL)
+                if not _alive(uid):
+                    break
                 time.sleep(0.005)
-        except BaseException:  # noqa: BLE001 - ProcessLookupError: nothing of that uid is left
+        except BaseException:  # noqa: BLE001 - the helper must always exit
             pass
         os._exit(0)
     os.waitpid(helper, 0)
+
+
+def _alive(uid: int) -> bool:
+    """Whether a process of `uid` other than this one still runs (a zombie cannot fork, so it is done).
+
+    Checked after a SIGKILL to all of them: a process that had not forked by then never will.
+    The uids come from /proc/PID/status, not from who owns /proc/PID: a process that is not
+    dumpable (any that changed its uid, or asked not to be) shows that folder as root's."""
+    me = str(os.getpid())
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or entry.name == me:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as status:
+                fields = dict(line.split(b":", 1) for line in status.read().splitlines() if b":" in line)
+            uids = [int(u) for u in fields[b"Uid"].split()]
+            state = fields[b"State"].split()[0]
+        except (OSError, KeyError, ValueError, IndexError):
+            continue  # gone since the listing
+        if uid in uids and state not in (b"Z", b"X"):
+            return True
+    return False
 
 
 def _reap(linger: float = 0.01, until_none: bool = False) -> None:

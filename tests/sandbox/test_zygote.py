@@ -1,0 +1,65 @@
+"""The supervisor's sweep: every process of a sandbox uid is killed, and the sweep knows when none is left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from attngrade.sandbox.isolate import SANDBOX_UID_BASE
+from attngrade.sandbox.zygote import _alive, _kill_all
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a sandbox uid needs root to take")
+
+UID = SANDBOX_UID_BASE + 4_194_305  # no supervisor has it: Linux pids stay at or below 4,194,304
+
+
+def _as_uid(uid: int, *, escape: bool = False) -> int:
+    """Fork a process running as `uid` that sleeps; with `escape`, it first leaves its process
+    group and starts a grandchild (what student code can do to dodge a killpg)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            if escape and os.fork() == 0:
+                os.setsid()
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    return pid
+
+
+def _wait_until(condition, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+def test_alive_sees_a_running_process_of_the_uid_and_not_a_zombie():
+    assert not _alive(UID)
+    pid = _as_uid(UID)
+    try:
+        assert _wait_until(lambda: _alive(UID))
+        os.kill(pid, signal.SIGKILL)
+        assert _wait_until(lambda: not _alive(UID))  # dead but not yet reaped: a zombie does not count
+    finally:
+        os.waitpid(pid, 0)
+    assert not _alive(UID)
+
+
+def test_kill_all_reaches_processes_that_left_the_group():
+    pid = _as_uid(UID, escape=True)
+    try:
+        assert _wait_until(lambda: _alive(UID))
+        _kill_all(pid, UID)
+        assert not _alive(UID)  # the grandchild in a session of its own too
+    finally:
+        os.waitpid(pid, 0)
