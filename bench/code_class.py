@@ -63,7 +63,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="grade each class R times; the fastest counts")
     parser.add_argument("--work", type=Path, default=Path("/tmp/attngrade-bench-code"))
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    parser.add_argument("--write-class", type=Path, default=None, metavar="DIR",
+                        help="only write a class of --n submissions to DIR (bench/run.py grades it itself)")
     args = parser.parse_args()
+    if args.write_class is not None:
+        make_class(args.write_class, args.n)
+        return
     figures = {}
     for n in (args.small, args.n):
         make_class(args.work / f"class-{n}", n)

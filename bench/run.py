@@ -341,34 +341,70 @@ def bench_class(args: argparse.Namespace, grade: Path, python: Path, workers_fla
             "distinct_summary": summary}
 
 
-def bench_executors(args: argparse.Namespace, grade: Path) -> dict[str, Any]:
-    """The same class with --workers 1, --workers 2 and --executor dask (a LocalCluster of 2 workers).
+EXECUTORS = (("workers 1", ["--workers", "1"]), ("workers 2", ["--workers", "2"]),
+             ("dask", ["--executor", "dask", "--workers", "2"]))
 
-    Each run's results.json must be byte for byte the --workers 1 run's; the figure that
-    counts is the speed-up of 2 workers over 1."""
-    log("== 1b. executors: --workers 1, --workers 2, --executor dask (LocalCluster, 2 workers)")
-    class_dir, rows = args.work / "class", {}
+
+def executor_runs(args: argparse.Namespace, grade: Path, class_dir: Path, prefix: str = "") -> dict[str, Any]:
+    """Grade `class_dir` with each of EXECUTORS; each results.json is compared byte for byte with
+    the --workers 1 one's. Outputs go to WORK/<prefix>out-<executor>."""
+    rows: dict[str, Any] = {}
     reference: bytes | None = None
-    for label, flags in (("workers 1", ["--workers", "1"]), ("workers 2", ["--workers", "2"]),
-                         ("dask", ["--executor", "dask", "--workers", "2"])):
-        out = args.work / f"out-{label.replace(' ', '')}"
+    for label, flags in EXECUTORS:
+        tag = prefix + label.replace(" ", "")
+        out = args.work / f"{prefix}out-{label.replace(' ', '')}"
         if out.exists():
             shutil.rmtree(out)
         if args.quiet_wait:
             quiet_wait(args.quiet_wait)
         m = measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *flags],
-                    stdout=args.work / f"grade-run-{label.replace(' ', '')}.log", sample=True)
+                    stdout=args.work / f"grade-run-{tag}.log", sample=True)
         data = (out / "results.json").read_bytes() if (out / "results.json").is_file() else b""
         reference = data if reference is None else reference
+        same = bool(data) and data == reference
         rows[label] = {"wall": m["wall"], "cpu": m["cpu"], "exit": m["exit"], "other_cpu": m["other_cpu"],
-                       "tree_peak_pss_mb": m.get("tree_peak_pss_mb"), "same_results": data == reference}
+                       "tree_peak_pss_mb": m.get("tree_peak_pss_mb"), "same_results": same}
         log(f"   {label}: exit {m['exit']}, wall {fmt_s(m['wall'])}, CPU {fmt_s(m['cpu'])}, results.json "
-            f"{'identical to --workers 1' if data == reference else 'DIFFERS from --workers 1'}, "
+            f"{'identical to --workers 1' if same else 'DIFFERS from --workers 1'}, "
             f"other processes used {m['other_cpu']:.1f} CPU s meanwhile")
+    return rows
+
+
+def bench_executors(args: argparse.Namespace, grade: Path) -> dict[str, Any]:
+    """The class with --workers 1, --workers 2 and --executor dask (a LocalCluster of 2 workers).
+
+    Each run's results.json must be byte for byte the --workers 1 run's; the figure that
+    counts is the speed-up of 2 workers over 1."""
+    log("== 1b. executors: --workers 1, --workers 2, --executor dask (LocalCluster, 2 workers)")
+    rows = executor_runs(args, grade, args.work / "class")
     speedup = rows["workers 1"]["wall"] / rows["workers 2"]["wall"]
     log(f"   --workers 2 over --workers 1: {speedup:.2f}x "
         f"({verdict(speedup >= TARGETS['workers_speedup'])}, target >= {TARGETS['workers_speedup']:g}x)")
     return {"runs": rows, "speedup_2_over_1": speedup}
+
+
+def bench_code(args: argparse.Namespace, grade: Path, python: Path) -> dict[str, Any]:
+    """The code-check class (bench/code_class.py) with each executor.
+
+    Every submission hands in distinct files, so each costs two sandbox runs (2e and 2g.i)."""
+    log(f"== 1e. code-check class: {args.code_n} submissions (2e and 2g.i run in the sandbox), "
+        "--workers 1, --workers 2, --executor dask (LocalCluster, 2 workers)")
+    if subprocess.run([str(python), "-c", "import torch"], capture_output=True).returncode != 0:
+        log("   torch is not installed in the venv (pip install -e '.[torch]'): the code checks would not run; skipped")
+        return {"skipped": "torch not installed"}
+    class_dir = args.work / "code-class"
+    made = subprocess.run([str(python), str(HERE / "code_class.py"), "--n", str(args.code_n),
+                           "--write-class", str(class_dir)], cwd=ROOT, capture_output=True, text=True)
+    if made.returncode != 0:
+        log(f"   could not write the class: {made.stderr[-1500:]}")
+        return {"error": made.stderr[-1500:]}
+    rows = executor_runs(args, grade, class_dir, prefix="code-")
+    for label, row in rows.items():
+        row["per_submission_wall"] = row["wall"] / args.code_n
+        log(f"   {label}: {row['per_submission_wall']:.2f} s a submission")
+    speedup = rows["workers 1"]["wall"] / rows["workers 2"]["wall"]
+    log(f"   --workers 2 over --workers 1 on code checks: {speedup:.2f}x")
+    return {"n": args.code_n, "runs": rows, "speedup_2_over_1": speedup}
 
 
 def bench_check_times(args: argparse.Namespace, python: Path) -> dict[str, Any]:
@@ -737,6 +773,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-cold", action="store_true", help="leave out the cold-start measurement")
     parser.add_argument("--skip-executors", action="store_true",
                         help="leave out the --workers 1 / --workers 2 / --executor dask comparison")
+    parser.add_argument("--skip-code", action="store_true",
+                        help="leave out the code-check class (needs torch in the venv)")
+    parser.add_argument("--code-n", type=int, default=20,
+                        help="submissions in the code-check class (default 20)")
     parser.add_argument("--skip-check-times", action="store_true",
                         help="leave out the CPU time per distinct answer by check kind (bench/check_times.py)")
     parser.add_argument("--baseline", type=Path, default=None, metavar="DIR",
@@ -764,8 +804,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=("auto", "always", "never"), default="auto",
                         help="cProfile the grade runs whose target was missed (auto), all of them, or none")
     args = parser.parse_args(argv)
-    if args.n < 1 or args.repeat < 1 or args.cold_runs < 1:
-        parser.error("--n, --repeat and --cold-runs must be at least 1")
+    if args.n < 1 or args.repeat < 1 or args.cold_runs < 1 or args.code_n < 1:
+        parser.error("--n, --repeat, --cold-runs and --code-n must be at least 1")
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
     args.solutions = args.solutions.resolve()
@@ -788,6 +828,8 @@ def main(argv: list[str] | None = None) -> int:
     report["class"] = cls
     if not args.skip_executors:
         report["executors"] = bench_executors(args, grade)
+    if not args.skip_code:
+        report["code"] = bench_code(args, grade, python)
     if not args.skip_check_times:
         report["check_times"] = bench_check_times(args, python)
     if args.baseline is not None:
@@ -821,6 +863,11 @@ def main(argv: list[str] | None = None) -> int:
         log(f"   --workers 2 >= {TARGETS['workers_speedup']:g}x over --workers 1: "
             f"{verdict(speedup >= TARGETS['workers_speedup'])} ({speedup:.2f}x); every executor the same "
             f"results.json: {verdict(same)}")
+    if "runs" in report.get("code", {}):
+        code = report["code"]
+        same = all(r["same_results"] for r in code["runs"].values())
+        log(f"   code-check class of {code['n']}: --workers 2 {code['speedup_2_over_1']:.2f}x over --workers 1, "
+            f"dask {fmt_s(code['runs']['dask']['wall'])}; every executor the same results.json: {verdict(same)}")
     if report.get("check_times", {}).get("kinds"):
         ct = report["check_times"]
         slowest = ct["kinds"][ct["slowest"]]["median_ms"]
