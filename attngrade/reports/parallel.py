@@ -4,19 +4,26 @@ Rendering (jinja2, MathML) is the largest share of the write stage and each repo
 independent, so with `workers` > 1 the reports are split into chunks and rendered by
 forked processes, which write them themselves; only a count comes back.
 
-The children are forked by `ReportPool.start`, which `grade run` calls once it knows
-how many submissions there are, before it reads them: a child forked later would share the pages of a parent holding the whole
-class, and every page the parent touches afterwards (its reference counts change as it
-writes results.json) is then copied, so each child ends up holding a copy of the class
-(at 100,000 students, 400 MB a child). Chunks travel pickled for the same reason. The
-class page is a child's job too, except for a very large class (pickling the whole class
-would cost more than rendering it here); the parent writes results.json and grades.csv
-while the children render. Where fork is not available (or for a small class) the
-reports are rendered here, one after the other.
+How the children get the class depends on its size. A class of fewer than
+`FORK_EARLY_FROM` students is inherited: the children are forked when the reports are
+due, with the class already in memory, and are sent only index ranges. Unpickling the
+class would cost the children a third of the rendering (its readings are sympy trees),
+and at this size the pages a child copies from its parent are a few tens of MB.
+
+A larger class is pickled to children forked by `ReportPool.start`, which `grade run`
+calls once it knows how many submissions there are, before it reads them: a child forked
+later would share the pages of a parent holding the whole class, and every page the
+parent touches afterwards (its reference counts change as it writes results.json) is then
+copied, so each child ends up holding a copy of the class (at 100,000 students, 400 MB a
+child). The class page is a child's job too, except for a very large class (pickling the
+whole class would cost more than rendering it here). Either way the parent writes
+results.json and grades.csv while the children render. Where fork is not available (or
+for a small class) the reports are rendered here, one after the other.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -30,6 +37,7 @@ from ..records import Homework, Result
 
 CHUNK = 50  # reports a child renders per task: enough to pay for the round trip
 SERIAL_BELOW = 200  # a smaller class is rendered here: starting processes would cost more
+FORK_EARLY_FROM = 5_000  # students from which the children are forked before the class is read (see above)
 CLASS_PAGE_HERE_FROM = 20_000  # students from which the class page is rendered here, not pickled to a child
 
 
@@ -41,12 +49,14 @@ class ReportPool:
         self._pool: ProcessPoolExecutor | None = None
 
     def start(self, reports: int) -> None:
-        """Fork the processes now, if `reports` reports are enough to pay for them."""
-        if (self._pool is None and self.workers > 1 and reports >= SERIAL_BELOW
-                and "fork" in multiprocessing.get_all_start_methods()):
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_start_child)
+        """Fork the processes now if `reports` reports are to be pickled to them (a large class)."""
+        if self._pool is None and reports >= max(FORK_EARLY_FROM, SERIAL_BELOW) and self._can_fork:
+            self._pool = _fork(self.workers)
             self._pool.submit(int).result()  # forks every worker now (fork pools start them all at once)
+
+    @property
+    def _can_fork(self) -> bool:
+        return self.workers > 1 and "fork" in multiprocessing.get_all_start_methods()
 
     def __enter__(self) -> "ReportPool":
         return self
@@ -66,12 +76,15 @@ class ReportPool:
 
         `meanwhile` (the outputs this process writes: results.json, grades.csv) runs here while
         the children render, rather than after them."""
-        if self._pool is None or len(results) < SERIAL_BELOW:
+        if len(results) < SERIAL_BELOW or not self._can_fork:
             _render(results, folders, out, homeworks, rubric, advance)
             if also is not None:
                 also.write(results, folders, homeworks)
             if meanwhile is not None:
                 meanwhile()
+            return
+        if self._pool is None:
+            _write_inherited(self.workers, _Class(results, folders, out, homeworks, rubric, also), advance, meanwhile)
             return
         used = {r.homework for r in results}
         mine = {hid: hw for hid, hw in homeworks.items() if hid in used}
@@ -116,6 +129,62 @@ def write_reports(results: Sequence[Result], folders: Sequence[str], out: Path, 
         late.write(results, folders, out, homeworks, rubric, advance, also, meanwhile)
 
 
+@dataclass(frozen=True)
+class _Class:
+    """What inherited children render: the whole class, in memory they share with the parent."""
+
+    results: Sequence[Result]
+    folders: Sequence[str]
+    out: Path
+    homeworks: dict[str, Homework]
+    rubric: bool
+    page: ClassPage | None
+
+
+_INHERITED: _Class | None = None  # set only while children forked for it are running
+
+
+def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
+                     meanwhile: Callable[[], None] | None) -> None:
+    """Fork children that see `job` in the memory they share with this process; send them ranges."""
+    global _INHERITED
+    _INHERITED = job
+    # The class goes to the collector's permanent generation: a child's collections then
+    # never write to its objects' headers, so the pages holding them stay shared.
+    gc.freeze()
+    try:
+        with _fork(workers) as pool:
+            count = len(job.results)
+            # The class page is the longest single job: first in the queue, so it ends with the reports.
+            jobs = [pool.submit(_inherited_page)] if job.page is not None else []
+            jobs += [pool.submit(_inherited_chunk, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
+            if meanwhile is not None:
+                meanwhile()
+            for done in as_completed(jobs):
+                advance(done.result())
+    finally:
+        gc.unfreeze()
+        _INHERITED = None
+
+
+def _inherited_page() -> int:
+    job = _INHERITED
+    assert job is not None and job.page is not None, "called only in a child forked by _write_inherited"
+    job.page.write(job.results, job.folders, job.homeworks)
+    return 0
+
+
+def _inherited_chunk(start: int, stop: int) -> int:
+    job = _INHERITED
+    assert job is not None, "called only in a child forked by _write_inherited"
+    _render(job.results[start:stop], job.folders[start:stop], job.out, job.homeworks, job.rubric, lambda n: None)
+    return stop - start
+
+
+def _fork(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_child)
+
+
 def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[str],
                 homeworks: dict[str, Homework]) -> int:
     page.write(results, folders, homeworks)
@@ -125,7 +194,8 @@ def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[st
 def _start_child() -> None:
     # Ctrl-C reaches the whole process group; the parent stops the run and shuts the pool down.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # While the parent is still reading and checking the class, so the first chunk does not pay.
+    # Early children: while the parent is still reading and checking the class, so the first
+    # chunk does not pay. Inherited ones: each compiles its own, at the same time.
     from . import compile_templates
 
     compile_templates()

@@ -9,6 +9,7 @@ import pytest
 
 from attngrade.batch import grade_paths
 from attngrade.output import folder_names
+from attngrade.reports import parallel
 from attngrade.reports.parallel import SERIAL_BELOW, ClassPage, ReportPool, write_reports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,18 +30,27 @@ def _write(results, homeworks, out: Path, workers: int) -> list[str]:
     folders = folder_names(results)
     with ReportPool(workers) as pool:
         pool.start(len(results))
-        assert (pool._pool is not None) == (workers > 1)  # the parallel path is the one under test
+        assert (pool._pool is not None) == (workers > 1 and len(results) >= parallel.FORK_EARLY_FROM)
         write_reports(results, folders, out, homeworks, False, workers, lambda n: None,
                       also=ClassPage(out / "index.html", "Class results"), pool=pool,
                       meanwhile=lambda: calls.append("tables"))
     return calls
 
 
-def test_forked_reports_and_class_page_match_the_serial_ones_byte_for_byte(large_class, tmp_path):
+@pytest.mark.parametrize("how", ["inherited", "pickled"])
+def test_forked_reports_and_class_page_match_the_serial_ones_byte_for_byte(large_class, tmp_path, monkeypatch, how):
+    """Both ways the children get the class: forked late and inheriting it (a class below
+    FORK_EARLY_FROM), or forked before it was read and sent it pickled (a larger one)."""
     results, homeworks = large_class
+    if how == "pickled":
+        monkeypatch.setattr(parallel, "FORK_EARLY_FROM", len(results))
+    inherited = []
+    monkeypatch.setattr(parallel, "_write_inherited",
+                        lambda *a, _real=parallel._write_inherited: inherited.append(1) or _real(*a))
     serial, forked = tmp_path / "serial", tmp_path / "forked"
     assert _write(results, homeworks, serial, 1) == ["tables"]
     assert _write(results, homeworks, forked, 2) == ["tables"]  # the parent's own outputs, once, while children render
+    assert len(inherited) == (how == "inherited")  # the path under test is the one taken
     written = sorted(p.relative_to(serial) for p in serial.rglob("*.html"))
     assert len(written) == len(results) + 1
     assert written == sorted(p.relative_to(forked) for p in forked.rglob("*.html"))
