@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol
 
-from ..checkers import Outcome
+from ..checkers import REGISTRY, Outcome
 from .assignment import Assignment
 from .tasks import Task, TaskKey, run_task, task_budget, timed_out, worker_died
 
@@ -77,27 +77,69 @@ class WorkerPool:
         from pebble import ProcessExpired, ProcessPool
 
         needed = {key.homework: assignments[key.homework] for key in tasks}
-        timeout = self.budget + GRACE if self.budget > 0 else None
         # Forked workers inherit the assignments (pages shared with the parent); others get a copy.
         inherited = multiprocessing.get_start_method() == "fork"
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(needed)
         with ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
                          initargs=(self.memory, None if inherited else needed)) as pool:
-            futures = {key: pool.schedule(_run_in_worker, args=(task, self.budget),
-                                          timeout=timeout and task_budget(_check_of(key, assignments), self.budget)
-                                          + GRACE)
-                       for key, task in tasks.items()}
-            for key, future in futures.items():
+            batches = {pool.schedule(_run_batch_in_worker, args=([tasks[k] for k in batch], self.budget),
+                                     timeout=self._timeout(batch, assignments)): batch
+                       for batch in _batches(list(tasks), assignments, self.workers)}
+            again: list[TaskKey] = []  # tasks of a batch whose worker was killed: each is run on its own
+            for future, batch in batches.items():
                 try:
-                    outcomes[key] = future.result()
-                except FutureTimeout:
-                    outcomes[key] = timed_out(task_budget(_check_of(key, assignments), self.budget))
-                except (ProcessExpired, MemoryError):
-                    outcomes[key] = worker_died()
+                    done = future.result()
+                except (FutureTimeout, ProcessExpired, MemoryError) as err:
+                    if len(batch) > 1:
+                        again.extend(batch)
+                        continue
+                    done = [self._lost(batch[0], err, assignments)]
+                outcomes.update(zip(batch, done))
+                if self.on_done is not None:
+                    self.on_done(len(batch))
+            alone = {key: pool.schedule(_run_batch_in_worker, args=([tasks[key]], self.budget),
+                                        timeout=self._timeout([key], assignments)) for key in again}
+            for key, future in alone.items():
+                try:
+                    outcomes[key] = future.result()[0]
+                except (FutureTimeout, ProcessExpired, MemoryError) as err:
+                    outcomes[key] = self._lost(key, err, assignments)
                 if self.on_done is not None:
                     self.on_done(1)
         return outcomes
+
+    def _timeout(self, batch: list[TaskKey], assignments: Mapping[str, Assignment]) -> float | None:
+        """The hard limit of a batch: one task's budget (each is enforced in the worker) plus a grace.
+
+        A batch takes a small part of one budget; one that runs past it holds a check that
+        ignores its alarm (C code that never returns to Python), or several slow ones. It is
+        killed then and its tasks are run alone, so one stuck check costs two budgets, not the
+        sum of its batch's."""
+        if self.budget <= 0:
+            return None
+        return max(task_budget(_check_of(key, assignments), self.budget) for key in batch) + GRACE
+
+    def _lost(self, key: TaskKey, err: BaseException, assignments: Mapping[str, Assignment]) -> Outcome:
+        """The outcome of a task run alone whose worker was killed: by the hard time limit, or for memory."""
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        if isinstance(err, FutureTimeout):
+            return timed_out(task_budget(_check_of(key, assignments), self.budget))
+        return worker_died()
+
+
+BATCH = 32  # most tasks sent to a worker at once: a round trip costs about what a quick check does
+
+
+def _batches(keys: list[TaskKey], assignments: Mapping[str, Assignment], workers: int) -> list[list[TaskKey]]:
+    """Tasks in batches: small enough that every worker gets several (the last ones finish together),
+    large enough that a round trip is paid per batch, not per check. A check that runs code takes
+    seconds: it goes alone."""
+    code = [k for k in keys if REGISTRY[_check_of(k, assignments)].runs_code]
+    quick = [k for k in keys if not REGISTRY[_check_of(k, assignments)].runs_code]
+    size = max(1, min(BATCH, len(quick) // (4 * max(1, workers))))
+    return [[k] for k in code] + [quick[i:i + size] for i in range(0, len(quick), size)]
 
 
 TRIVIAL = frozenset({"manual", "choice", "dimensions"})
@@ -143,5 +185,5 @@ def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None) -> 
         pass  # not on this platform: the time limit still applies
 
 
-def _run_in_worker(task: Task, budget: float) -> Outcome:
-    return run_task(task, _ASSIGNMENTS[task.key.homework], budget)
+def _run_batch_in_worker(tasks: list[Task], budget: float) -> list[Outcome]:
+    return [run_task(task, _ASSIGNMENTS[task.key.homework], budget) for task in tasks]

@@ -1,0 +1,76 @@
+"""The worker pool sends checks in batches; a stuck check costs its own verdict, never its batch's."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from attngrade.batch import resolver
+from attngrade.checkers import REGISTRY, Check, Outcome
+from attngrade.grading import InProcess, load_all, plan
+from attngrade.grading.execute import GRACE, TRIVIAL, WorkerPool, _batches, _check_of
+from attngrade.grading.tasks import timed_out
+
+ROOT = Path(__file__).resolve().parents[2]
+STOP = threading.Event()
+
+
+@pytest.fixture(scope="module")
+def planned():
+    """The bundled example classes: enough distinct checks for batches of several."""
+    items = load_all([ROOT / "examples" / name for name in
+                      ("cs224n-w21-a5", "mimuw-2022-p4", "eecs182-sp23-transformers", "nyu-dl-transformer")])
+    return plan(items, resolver(ROOT / "solutions"))
+
+
+def _quick(planned):
+    return {k: t for k, t in planned.tasks.items() if _check_of(k, planned.assignments) not in TRIVIAL}
+
+
+def test_batches_hold_every_task_once_and_code_checks_alone(planned):
+    keys = list(_quick(planned))
+    batches = _batches(keys, planned.assignments, workers=2)
+    assert Counter(k for b in batches for k in b) == Counter(keys)
+    assert max(len(b) for b in batches) > 1  # this class is large enough for batching to happen
+    assert len(batches) >= 8  # several a worker: the last ones finish together
+    for batch in batches:
+        if any(REGISTRY[_check_of(k, planned.assignments)].runs_code for k in batch):
+            assert len(batch) == 1
+
+
+def test_batched_outcomes_are_the_one_process_outcomes(planned):
+    tasks = _quick(planned)
+    assert WorkerPool(2, 2.0).run(tasks, planned.assignments) == InProcess(2.0).run(tasks, planned.assignments)
+
+
+def _stubborn(answers, ctx):
+    """Ignores SIGALRM, as C code that never returns to Python would: only killing its process stops it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not STOP.is_set():
+        time.sleep(0.05)
+    return Outcome(0.0, ("the stubborn check finished",))
+
+
+def test_a_stuck_check_costs_its_own_verdict_and_about_two_budgets(planned, monkeypatch):
+    tasks = _quick(planned)
+    expected = InProcess(2.0).run(tasks, planned.assignments)
+    monkeypatch.setitem(REGISTRY, "bigO", Check("bigO", _stubborn))  # the workers are forked: inherited
+    budget = 1.0
+    start = time.monotonic()
+    try:
+        outcomes = WorkerPool(2, budget).run(tasks, planned.assignments)
+    finally:
+        STOP.set()
+    elapsed = time.monotonic() - start
+    stuck = [k for k in tasks if _check_of(k, planned.assignments) == "bigO"]
+    assert stuck
+    for key in tasks:
+        assert outcomes[key] == (timed_out(budget) if key in stuck else expected[key]), key
+    # each stuck check: its batch is killed after one budget, then it runs alone for another
+    assert elapsed < len(stuck) * 2 * (budget + GRACE) + 5, f"took {elapsed:.1f} s"
