@@ -6,6 +6,7 @@ error report of its own, and the exit code says that something could not be grad
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 import time
@@ -15,8 +16,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from .errors import ConfigError, SubmissionError
-from .grading import Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all, plan
+from .grading import Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all
 from .grading import run as run_tasks
+from .grading.shards import plan_split
 from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
 from .keys import load_keys
@@ -101,11 +103,13 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Quiet | None = None,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
-                reports: ReportPool | None = None) -> Batch:
+                reports: ReportPool | None = None, freeze: bool = False) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
     `runner` is where the run stage executes (default: worker processes on this machine);
-    `reports` is started as soon as the submissions are counted, before any is read.
+    `reports` is started as soon as the submissions are counted, before any is read;
+    `freeze`: move what the plan made to the collector's permanent generation (the caller
+    calls gc.unfreeze() when done with the batch).
     """
     batch = Batch()
     progress = progress or Quiet()
@@ -114,7 +118,12 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
                          found=reports.start if reports is not None else None)
         progress.stage(f"reading {len(items)} submissions", len(items))
-        planned = plan(_counted(items, progress), resolver(solutions, gold or {}, bank), batch.stats)
+        planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats,
+                             default_workers() if workers is None else workers, progress.advance)
+    if freeze:
+        # What the plan read stays alive to the end of the run: out of the cyclic collector's
+        # reach, its full collections stop walking it again and again. `run` unfreezes.
+        gc.freeze()
     _check_gold_names(gold or {}, planned.assignments)
     with _timed(batch.timings, "run"):
         progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
@@ -146,12 +155,13 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
     reports = ReportPool(default_workers() if workers is None else workers)
     try:
         batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                            homework=homework, runner=runner, reports=reports)
+                            homework=homework, runner=runner, reports=reports, freeze=True)
         batch.out = out
         if people is not None:
             batch.messages += unmatched((r.student for r in batch.results), people)
         return _finish(batch, out, overrides, progress, rubric, people, workers, reports)
     finally:
+        gc.unfreeze()
         reports.close()
         progress.close()
 
@@ -193,8 +203,3 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
                   advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports,
                   meanwhile=tables)
 
-
-def _counted(items: list, progress: Quiet) -> Iterator:
-    for item in items:
-        yield item
-        progress.advance()

@@ -12,7 +12,7 @@ import difflib
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
@@ -71,6 +71,22 @@ class Stats:
     @property
     def tasks(self) -> int:
         return self.checks - self.check_hits
+
+    def add(self, other: "Stats", repeated: Iterable[str] = ()) -> None:
+        """Add the counts of another share of the class; `repeated`: the check of each of its
+        distinct tasks that an earlier share had already planned (one task, so a hit)."""
+        self.submissions += other.submissions
+        self.reads += other.reads
+        self.read_hits += other.read_hits
+        self.checks += other.checks
+        self.check_hits += other.check_hits
+        for name, (lookups, distinct) in other.by_check.items():
+            row = self.by_check.setdefault(name, [0, 0])
+            row[0] += lookups
+            row[1] += distinct
+        for name in repeated:
+            self.check_hits += 1
+            self.by_check[name][1] -= 1
 
     def count(self, check: str, hit: bool) -> None:
         self.checks += 1
@@ -136,23 +152,22 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     return items
 
 
-def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None) -> Plan:
+def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
+         prestart: bool = True) -> Plan:
     """Read every submission; `resolve` gives the Assignment of a homework id.
 
     `resolve` raises SubmissionError for a homework the submission names but nobody
     has (that student's error row) and ConfigError for a broken homework or key
-    (the instructor's: it stops the batch before any student is graded).
+    (the instructor's: it stops the batch before any student is graded). `prestart`:
+    start the code sandbox as soon as a code check is planned (not in a process that
+    plans a share of the class for another).
     """
     out = Plan(stats=stats or Stats())
-    reader = _Reader(out)
-    taken: set[str] = set()  # student ids so far: a set, since a class may have 100,000
-    for item in items:
+    reader = _Reader(out, prestart)
+    for item in unique_students(items):
         if isinstance(item, Result):
             out.entries.append(item)
-            taken.add(item.student)
             continue
-        item = _unique_student(item, taken)
-        taken.add(item.student)
         try:
             if item.homework not in out.assignments:
                 out.assignments[item.homework] = resolve(item.homework)
@@ -176,6 +191,16 @@ def error_result(path: Path, homework: str | None, message: str, student: str | 
     return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=message, source=str(path))
 
 
+def unique_students(items: Iterable[Submission | Result]) -> Iterator[Submission | Result]:
+    """The items with a student id each of its own, in order (the first keeps a shared id)."""
+    taken: set[str] = set()  # student ids so far: a set, since a class may have 100,000
+    for item in items:
+        if isinstance(item, Submission):
+            item = _unique_student(item, taken)
+        taken.add(item.student)
+        yield item
+
+
 def _unique_student(submission: Submission, taken: set[str]) -> Submission:
     """A student id is the submission's own claim: two files claiming one id get two ids."""
     if submission.student not in taken:
@@ -192,9 +217,10 @@ def _unique_student(submission: Submission, taken: set[str]) -> Submission:
 class _Reader:
     """Reads answers into typed readings and steps, with memos shared across a plan."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, prestart: bool = True):
         self.plan = plan
         self.stats = plan.stats
+        self.prestart = prestart
         self._reads: dict = {}
         self._shown: dict = {}
         self._parts: dict = {}  # (homework, part, problem, frozen raw answer) -> (PartReading, reads, checks)
@@ -294,7 +320,7 @@ class _Reader:
         key = TaskKey(assignment.id, part.id, index,
                       tuple(canonical(inputs[n]) if n in inputs else None for n in spec.fields))
         self.stats.count(spec.check, key in self.plan.tasks)
-        if REGISTRY[spec.check].runs_code and key not in self.plan.tasks:
+        if self.prestart and REGISTRY[spec.check].runs_code and key not in self.plan.tasks:
             from ..sandbox import prestart
 
             prestart()  # torch is imported in the sandbox's zygote while the rest is planned

@@ -150,7 +150,9 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
     global _INHERITED
     _INHERITED = job
     # The class goes to the collector's permanent generation: a child's collections then
-    # never write to its objects' headers, so the pages holding them stay shared.
+    # never write to its objects' headers, so the pages holding them stay shared. (A caller
+    # that froze it already unfreezes it itself.)
+    thawed = gc.get_freeze_count() == 0
     gc.freeze()
     try:
         with _fork(workers) as pool:
@@ -163,7 +165,8 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
             for done in as_completed(jobs):
                 advance(done.result())
     finally:
-        gc.unfreeze()
+        if thawed:
+            gc.unfreeze()
         _INHERITED = None
 
 

@@ -1,0 +1,63 @@
+"""The plan split across processes gives the plan of one process: same tasks, same verdicts, same ids."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from attngrade.batch import resolver
+from attngrade.grading import InProcess, assemble, load_all, plan, run
+from attngrade.grading import shards
+from attngrade.grading.plan import Stats
+from attngrade.records import Submission
+
+ROOT = Path(__file__).resolve().parents[2]
+CLASSES = ("cs224n-w21-a5", "mimuw-2022-p4", "eecs182-sp23-transformers", "nyu-dl-transformer", "eecs182-fa22-hw8")
+
+
+@pytest.fixture(scope="module")
+def items(tmp_path_factory):
+    """The example classes, a second submission under the first one's id (in the other share),
+    and one for a homework nobody has."""
+    loaded = load_all([ROOT / "examples" / name for name in CLASSES])
+    first = next(i for i in loaded if isinstance(i, Submission))
+    stray = tmp_path_factory.mktemp("stray") / "stray.yaml"
+    stray.write_text("homework: no-such-homework\nstudent: stray\nanswers:\n  1a: x\n", encoding="utf-8")
+    return [*loaded, replace(first, path=first.path.with_name("again.yaml")), *load_all([stray])]
+
+
+def _graded(planned) -> list[dict]:
+    outcomes = run(planned.tasks, planned.assignments, InProcess(2.0))
+    return [r.to_json() for r in assemble(planned, outcomes)]
+
+
+def test_a_split_plan_grades_the_class_as_one_process_does(items, monkeypatch):
+    monkeypatch.setattr(shards, "SPLIT_FROM", 2)
+    monkeypatch.setattr(shards, "SPLIT_MATH", 1)
+    resolve = resolver(ROOT / "solutions")
+    alone, split = plan(items, resolve, Stats()), shards.plan_split(items, resolve, Stats(), workers=2)
+    assert list(split.tasks) == [k for k in alone.tasks if k in split.tasks] and set(split.tasks) == set(alone.tasks)
+    assert list(split.assignments) == list(alone.assignments)  # homeworks in the order they first appear
+    assert json.dumps(_graded(split)) == json.dumps(_graded(alone))
+    students = [r["student"] for r in _graded(split)]
+    assert len(set(students)) == len(students)  # the repeated id was renamed, across shares
+    assert any(r.get("error") and "no-such-homework" in r["error"] for r in _graded(split))
+    # one task however many shares planned it; the answers read twice are counted as read
+    assert (split.stats.tasks, split.stats.checks, split.stats.by_check) == \
+        (alone.stats.tasks, alone.stats.checks, alone.stats.by_check)
+    assert split.stats.reads == alone.stats.reads and split.stats.read_hits <= alone.stats.read_hits
+
+
+def test_a_class_that_repeats_its_formulas_is_not_split(items, monkeypatch):
+    monkeypatch.setattr(shards, "SPLIT_FROM", 2)
+    resolve = resolver(ROOT / "solutions")
+    distinct = shards.distinct_math(items, resolve)
+    assert 0 < distinct < shards.SPLIT_MATH
+    assert shards.distinct_math(items + items, resolve) == distinct  # copies add nothing to read
+    forked = []
+    monkeypatch.setattr(shards, "ProcessPoolExecutor", lambda *a, **k: forked.append(1))
+    shards.plan_split(items, resolve, Stats(), workers=2)
+    assert not forked
