@@ -1,7 +1,8 @@
 """Grading in three plain stages, the same for every entry point.
 
 - **plan** (`plan.py`): load and read every submission; list the distinct tasks
-  (a check and the canonical form of what it reads). Nothing is checked.
+  (a check and the canonical form of what it reads). Nothing is checked. With several
+  workers, a class with many distinct formulas is read by several processes (`shards.py`).
 - **run** (`execute.py`): execute the distinct tasks through an Executor (in this
   process, or a pool of worker processes under budgets); knows nothing of students.
 - **assemble** (`assemble.py`): each Verdict from the readings and the outcomes, with
