@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import zlib
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -215,15 +217,27 @@ class NumberReading:
 
 @dataclass(frozen=True)
 class FileReading:
-    """A file from the submission folder: its name, its text and its content hash."""
+    """A file from the submission folder: its name, its content hash and its text.
+
+    The text is kept compressed: only the check reads it, while the reading lives as long as
+    the run (in a class of 100,000, tens of thousands of prediction files)."""
 
     name: str
-    text: str
     sha256: str
+    lines: int
+    packed: bytes = dataclass_field(repr=False)
+
+    @classmethod
+    def of(cls, name: str, text: str, sha256: str) -> "FileReading":
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        return cls(name, sha256, lines, zlib.compress(text.encode("utf-8"), 1))
+
+    @property
+    def text(self) -> str:
+        return zlib.decompress(self.packed).decode("utf-8")
 
     def __str__(self) -> str:
-        lines = self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
-        return f"{self.name} ({lines} lines)"
+        return f"{self.name} ({self.lines} lines)"
 
 
 def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
@@ -282,4 +296,4 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None) -> FileRe
         raise FieldError(part.id, field.name, f"{name}: byte {err.start} is not UTF-8 text") from None
     if "\x00" in text:
         raise FieldError(part.id, field.name, f"{name} contains NUL bytes; it is not a text file")
-    return FileReading(name=name, text=text, sha256=hashlib.sha256(data).hexdigest())
+    return FileReading.of(name, text, hashlib.sha256(data).hexdigest())
