@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Protocol
 
 from ..checkers import REGISTRY, Outcome
 from .assignment import Assignment
-from .tasks import Task, TaskKey, run_task, task_budget, timed_out, worker_died
+from .tasks import Task, TaskKey, check_of, run_task, task_budget, timed_out, worker_died
 
 MEMORY_LIMIT = 2 * 1024**3  # bytes of address space per worker
 GRACE = 1.0  # seconds past the budget before the worker is killed outright
@@ -63,7 +63,7 @@ class WorkerPool:
             return {}
         # Checks that only compare short text (a written answer waiting for staff, a choice, a
         # shape) cost less than a round trip to a worker: they run here.
-        trivial = {k: t for k, t in tasks.items() if _check_of(k, assignments) in TRIVIAL}
+        trivial = {k: t for k, t in tasks.items() if check_of(k, assignments) in TRIVIAL}
         outcomes = InProcess(self.budget, self.on_done).run(trivial, assignments) if trivial else {}
         tasks = {k: t for k, t in tasks.items() if k not in trivial}
         if not tasks:
@@ -118,14 +118,14 @@ class WorkerPool:
         sum of its batch's."""
         if self.budget <= 0:
             return None
-        return max(task_budget(_check_of(key, assignments), self.budget) for key in batch) + GRACE
+        return max(task_budget(check_of(key, assignments), self.budget) for key in batch) + GRACE
 
     def _lost(self, key: TaskKey, err: BaseException, assignments: Mapping[str, Assignment]) -> Outcome:
         """The outcome of a task run alone whose worker was killed: by the hard time limit, or for memory."""
         from concurrent.futures import TimeoutError as FutureTimeout
 
         if isinstance(err, FutureTimeout):
-            return timed_out(task_budget(_check_of(key, assignments), self.budget))
+            return timed_out(task_budget(check_of(key, assignments), self.budget))
         return worker_died()
 
 
@@ -136,18 +136,14 @@ def _batches(keys: list[TaskKey], assignments: Mapping[str, Assignment], workers
     """Tasks in batches: small enough that every worker gets several (the last ones finish together),
     large enough that a round trip is paid per batch, not per check. A check that runs code takes
     seconds: it goes alone."""
-    code = [k for k in keys if REGISTRY[_check_of(k, assignments)].runs_code]
-    quick = [k for k in keys if not REGISTRY[_check_of(k, assignments)].runs_code]
+    runs_code = {k: REGISTRY[check_of(k, assignments)].runs_code for k in keys}
+    code = [k for k in keys if runs_code[k]]
+    quick = [k for k in keys if not runs_code[k]]
     size = max(1, min(BATCH, len(quick) // (4 * max(1, workers))))
     return [[k] for k in code] + [quick[i:i + size] for i in range(0, len(quick), size)]
 
 
 TRIVIAL = frozenset({"manual", "choice", "dimensions"})
-
-
-def _check_of(key: TaskKey, assignments: Mapping[str, Assignment]) -> str:
-    part = assignments[key.homework].homework.part(key.part)
-    return part.checks[key.index].check if part is not None else ""
 
 
 def default_workers() -> int:

@@ -247,7 +247,7 @@ class _Reader:
         growing with its distinct answers: at 100,000 students that is what fits in 1 GB."""
         if any(f.kind == "file" for f in part.fields) and folder is not None:
             return self._part(part, raw, folder, assignment, problem)
-        memo_key = (assignment.id, part.id, problem, _frozen(raw))
+        memo_key = (assignment.id, part.id, problem, frozen(raw))
         hit = self._parts.get(memo_key)
         if hit is None:
             reads, counted = self.stats.reads, self.stats.checks
@@ -270,7 +270,7 @@ class _Reader:
         raw = _with_files(part, raw, folder)
         if _blank(raw) or raw == {}:
             return PartReading(part, _missing(part))
-        fields = _split_fields(part, raw)
+        fields = split_fields(part, raw)
         if fields is None:
             names = ", ".join(f.name for f in part.fields)
             example = "\n".join(f"  {f.name}: ..." for f in part.fields)
@@ -363,12 +363,12 @@ class _Reader:
         return self._shown[key]
 
 
-def _frozen(raw: Any) -> Any:
+def frozen(raw: Any) -> Any:
     """A hashable image of a YAML answer that keeps types apart (1, "1" and True read differently)."""
     if isinstance(raw, dict):
-        return ("dict", tuple((_frozen(k), _frozen(v)) for k, v in raw.items()))
+        return ("dict", tuple((frozen(k), frozen(v)) for k, v in raw.items()))
     if isinstance(raw, (list, tuple)):
-        return ("list", tuple(_frozen(v) for v in raw))
+        return ("list", tuple(frozen(v) for v in raw))
     if raw is None or isinstance(raw, (str, int, float, bool)):
         return (type(raw).__name__, raw)
     return (type(raw).__name__, safe_text(raw, 100_000))
@@ -391,7 +391,7 @@ class _Unknown:
 _UNKNOWN = _Unknown()
 
 
-def _split_fields(part: Part, raw: Any) -> dict[str, Any] | None:
+def split_fields(part: Part, raw: Any) -> dict[str, Any] | None:
     """The raw answer as {field: value}; a single-field part may take the value directly.
 
     Returns None for a multi-field part whose answer is not a mapping.

@@ -28,8 +28,8 @@ from typing import Any, Callable, Iterator, Sequence
 from ..checkers import REGISTRY
 from ..errors import SubmissionError
 from ..records import Result, Submission
-from .plan import Plan, Resolve, Stats, SubmissionReading, _frozen, _split_fields, plan, unique_students
-from .tasks import TaskKey
+from .plan import Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields, unique_students
+from .tasks import check_of
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +80,10 @@ def distinct_math(items: Items, resolve: Resolve) -> int:
             continue  # a homework nobody has: this student's error row, nothing to read
         for part in homework.parts:
             raw = item.answers.get(part.id)
-            fields = _split_fields(part, raw) if raw is not None else None
+            fields = split_fields(part, raw) if raw is not None else None
             for field in part.fields:
                 if fields and field.kind == "math" and field.name in fields:
-                    seen.add((item.homework, part.id, field.name, _frozen(fields[field.name])))
+                    seen.add((item.homework, part.id, field.name, frozen(fields[field.name])))
     return len(seen)
 
 
@@ -143,17 +143,11 @@ def _join(joined: Plan, share: Plan, resolve: Resolve) -> None:
     repeated = []
     for key, task in share.tasks.items():
         if key in joined.tasks:
-            repeated.append(_check(joined, key))
+            repeated.append(check_of(key, joined.assignments))
         else:
             joined.tasks[key] = task
     joined.stats.add(share.stats, repeated)
-    if any(REGISTRY[_check(joined, key)].runs_code for key in share.tasks):
+    if any(REGISTRY[check_of(key, joined.assignments)].runs_code for key in share.tasks):
         from ..sandbox import prestart
 
         prestart()
-
-
-def _check(joined: Plan, key: TaskKey) -> str:
-    part = joined.assignments[key.homework].homework.part(key.part)
-    assert part is not None
-    return part.checks[key.index].check

@@ -68,6 +68,12 @@ def run_task(task: Task, assignment: Assignment, budget: float = 0.0) -> Outcome
         return failed(f"{type(err).__name__} in the {spec.check} check")
 
 
+def check_of(key: TaskKey, assignments: Mapping[str, Assignment]) -> str:
+    """The name of the check a task runs ("" for a part its homework does not have)."""
+    part = assignments[key.homework].homework.part(key.part)
+    return part.checks[key.index].check if part is not None else ""
+
+
 CODE_BUDGET = 40.0  # seconds for a check that runs student code: the sandbox child has its own limits
 
 

@@ -13,7 +13,8 @@ import pytest
 from attngrade.batch import resolver
 from attngrade.checkers import REGISTRY, Check, Outcome
 from attngrade.grading import InProcess, load_all, plan
-from attngrade.grading.execute import GRACE, TRIVIAL, WorkerPool, _batches, _check_of
+from attngrade.grading.execute import GRACE, TRIVIAL, WorkerPool, _batches
+from attngrade.grading.tasks import check_of
 from attngrade.grading.tasks import timed_out
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +30,7 @@ def planned():
 
 
 def _quick(planned):
-    return {k: t for k, t in planned.tasks.items() if _check_of(k, planned.assignments) not in TRIVIAL}
+    return {k: t for k, t in planned.tasks.items() if check_of(k, planned.assignments) not in TRIVIAL}
 
 
 def test_batches_hold_every_task_once_and_code_checks_alone(planned):
@@ -39,7 +40,7 @@ def test_batches_hold_every_task_once_and_code_checks_alone(planned):
     assert max(len(b) for b in batches) > 1  # this class is large enough for batching to happen
     assert len(batches) >= 8  # several a worker: the last ones finish together
     for batch in batches:
-        if any(REGISTRY[_check_of(k, planned.assignments)].runs_code for k in batch):
+        if any(REGISTRY[check_of(k, planned.assignments)].runs_code for k in batch):
             assert len(batch) == 1
 
 
@@ -66,7 +67,7 @@ def test_a_stuck_check_costs_its_own_verdict_and_about_two_budgets(planned, monk
     finally:
         STOP.set()
     elapsed = time.monotonic() - start
-    stuck = [k for k in tasks if _check_of(k, planned.assignments) == "bigO"]
+    stuck = [k for k in tasks if check_of(k, planned.assignments) == "bigO"]
     assert stuck
     for key in tasks:
         assert outcomes[key] == (timed_out(budget) if key in stuck else expected[key]), key
