@@ -353,14 +353,14 @@ def executor_runs(args: argparse.Namespace, grade: Path, class_dir: Path, prefix
     rows: dict[str, Any] = {}
     reference: bytes | None = None
     for label, flags in EXECUTORS:
-        tag = prefix + label.replace(" ", "")
-        out = args.work / f"{prefix}out-{label.replace(' ', '')}"
+        name = label.replace(" ", "")
+        out = args.work / f"{prefix}out-{name}"
         if out.exists():
             shutil.rmtree(out)
         if args.quiet_wait:
             quiet_wait(args.quiet_wait)
         m = measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *flags],
-                    stdout=args.work / f"grade-run-{tag}.log", sample=True)
+                    stdout=args.work / f"grade-run-{prefix}{name}.log", sample=True)
         data = (out / "results.json").read_bytes() if (out / "results.json").is_file() else b""
         reference = data if reference is None else reference
         same = bool(data) and data == reference
