@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import textwrap
@@ -107,6 +108,16 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--solutions", type=Path, default=Path("solutions"),
                      help="where the bundled homework's keys are, to copy (default: ./solutions)")
     return parser
+
+
+def entry() -> int:
+    """The `grade` program (and `python -m attngrade`): main(), then an exit without the last collections."""
+    code = main()
+    # At exit the interpreter collects every cycle once more; with sympy loaded that costs ~50 ms
+    # of a ~0.4 s `grade check` and frees nothing the OS does not take back anyway. Frozen objects
+    # are out of the collector's reach; atexit handlers, flushes and finalizers still run.
+    gc.freeze()
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

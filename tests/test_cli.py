@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.cli import main
+from attngrade.cli import entry, main
 
 
 def grade(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -110,6 +111,23 @@ def test_problems_lists_parts():
     out = grade("problems", "cs224n-w21-a5")
     assert out.returncode == 0
     assert "1e.ii" in out.stdout and "attention_qkv" in out.stdout
+
+
+def test_the_program_is_main_with_a_frozen_exit(monkeypatch, capsys):
+    # `grade` and `python -m attngrade` go through entry(): main's exit code, and every object
+    # frozen so the interpreter's last collections skip them (the check is what the user waits for).
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="grade")
+    assert script.value == "attngrade.cli:entry"
+    monkeypatch.setattr(sys, "argv", ["grade", "problems", "no-such-homework"])
+    gc.unfreeze()
+    try:
+        assert entry() == main(["problems", "no-such-homework"]) != 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert "no-such-homework" in capsys.readouterr().err
 
 
 def test_grading_a5_never_imports_torch(root):
