@@ -116,7 +116,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     passed_over: list[Path] = []
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=reports.start if reports is not None else None)
+                         found=reports.start if reports is not None else None, lazy_from=SPLIT_BELOW)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats,
                              default_workers() if workers is None else workers, progress.advance)

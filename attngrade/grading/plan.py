@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
 from ..mathlang import Value
-from ..reading import FieldError, describe, read_field, safe_text
+from ..reading import FieldError, FileReading, describe, read_field, safe_text
 from ..records import Part, Result, Submission, Verdict
 from .assignment import Assignment
 from .ledger import static_points
@@ -129,27 +129,51 @@ Resolve = Callable[[str], Assignment]
 
 def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str | None = None,
              bank: Any = None, passed_over: list[Path] | None = None,
-             found: Callable[[int], None] | None = None) -> list[Submission | Result]:
+             found: Callable[[int], None] | None = None,
+             lazy_from: int | None = None) -> "list[Submission | Result] | Loading":
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
     student's (hidden files, an export's metadata) are added to `passed_over`.
-    `found` is told how many there are before any is loaded.
+    `found` is told how many there are before any is loaded. From `lazy_from` submissions
+    on, they are loaded one at a time as the plan reads them (a `Loading`, read once).
     """
-    from ..submissions import discover, load_submission
+    from ..submissions import discover
 
-    items: list[Submission | Result] = []
     every = list(discover(list(paths), passed_over))
     if found is not None:
         found(len(every))
-    for path in every:
-        if stats is not None:
-            stats.submissions += 1
-        try:
-            items.append(load_submission(path, homework=homework, bank=bank))
-        except SubmissionError as err:
-            items.append(error_result(path, None, str(err)))
-    return items
+    loading = Loading(every, stats, homework, bank)
+    return loading if lazy_from is not None and len(every) >= lazy_from else list(loading)
+
+
+class Loading:
+    """Submissions loaded one by one as they are iterated, in order; iterated once.
+
+    A plan keeps of each submission only its readings (shared between equal answers), so a
+    class loaded this way never holds every student's raw answers at once: at 100,000
+    students those are half a gigabyte."""
+
+    def __init__(self, paths: list[Path], stats: Stats | None, homework: str | None, bank: Any):
+        self.paths, self.stats, self.homework, self.bank = paths, stats, homework, bank
+        self._started = False
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __iter__(self) -> Iterator[Submission | Result]:
+        from ..submissions import load_submission
+
+        if self._started:
+            raise RuntimeError("a Loading is read once; load the submissions again to read them again")
+        self._started = True
+        for path in self.paths:
+            if self.stats is not None:
+                self.stats.submissions += 1
+            try:
+                yield load_submission(path, homework=self.homework, bank=self.bank)
+            except SubmissionError as err:
+                yield error_result(path, None, str(err))
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
@@ -224,6 +248,8 @@ class _Reader:
         self._reads: dict = {}
         self._shown: dict = {}
         self._parts: dict = {}  # (homework, part, problem, frozen raw answer) -> (PartReading, reads, checks)
+        self._file_parts: dict = {}  # everything a reading of a part with files holds -> that reading
+        self._files: dict = {}  # (file name, sha256) -> its FileReading
 
     def submission(self, submission: Submission, assignment: Assignment) -> SubmissionReading:
         homework = assignment.homework
@@ -237,7 +263,9 @@ class _Reader:
                              + ", ".join(p.id for p in homework.parts))
         parts = tuple(self.part(part, submission.answers.get(part.id), submission.folder, assignment,
                                 submission.invalid.get(part.id)) for part in homework.parts)
-        return SubmissionReading(submission, parts, tuple(notes))
+        # The raw answers live on in the parts' readings (shared between students); dropping them
+        # here is what lets a class loaded one submission at a time free them as it goes.
+        return SubmissionReading(replace(submission, answers={}), parts, tuple(notes))
 
     def part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
              problem: str | None = None) -> PartReading:
@@ -246,7 +274,7 @@ class _Reader:
         Sharing the PartReading (and so, in assemble, the Verdict) keeps a class's memory
         growing with its distinct answers: at 100,000 students that is what fits in 1 GB."""
         if any(f.kind == "file" for f in part.fields) and folder is not None:
-            return self._part(part, raw, folder, assignment, problem)
+            return self._shared_file_part(assignment.id, self._part(part, raw, folder, assignment, problem))
         memo_key = (assignment.id, part.id, problem, frozen(raw))
         hit = self._parts.get(memo_key)
         if hit is None:
@@ -261,6 +289,20 @@ class _Reader:
             if step.task is not None:
                 self.stats.count(part.checks[step.index].check, True)
         return reading
+
+    def _shared_file_part(self, homework: str, reading: PartReading) -> PartReading:
+        """`reading`, or an equal reading of the same part made before for another student.
+
+        A part with files is read for every student, as the files are part of the answer; but
+        a class hands in far fewer distinct files than students (a shared starter file, an
+        unchanged baseline), and each reading holds its file's text. Equal readings are one
+        object, so memory grows with the distinct files, as it does with distinct answers."""
+        if reading.verdict is not None:
+            return reading
+        key = (homework, reading.part.id, tuple(reading.answers.items()), tuple(reading.shown.items()),
+               tuple((name, _identity(value)) for name, value in reading.readings.items()),
+               reading.feedback, reading.unreadable, reading.steps)
+        return self._file_parts.setdefault(key, reading)
 
     def _part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
               problem: str | None = None) -> PartReading:
@@ -336,7 +378,8 @@ class _Reader:
                 folder = code_folder(folder, field.filename, raw)  # code files: at any depth
             except SubmissionError as err:
                 raise FieldError(part.id, name, str(err)) from None
-            return read_field(part, field, raw, folder)  # content differs per student
+            reading = read_field(part, field, raw, folder)  # read for every student: the file is the answer
+            return self._files.setdefault((reading.name, reading.sha256), reading)  # its text held once
         memo_key = (homework, part.id, name, type(raw).__name__,
                     raw if isinstance(raw, (str, int, float, bool)) else safe_text(raw, 100_000))
         self.stats.reads += 1
@@ -361,6 +404,14 @@ class _Reader:
         if key not in self._shown:
             self._shown[key] = describe(reading)
         return self._shown[key]
+
+
+def _identity(reading: Any) -> tuple:
+    """What tells two readings of one field apart: a file by its name and content, any other
+    reading by the object itself (readings of equal answers are one object, from the memo)."""
+    if isinstance(reading, FileReading):
+        return ("file", reading.name, reading.sha256)
+    return ("read", id(reading))
 
 
 def frozen(raw: Any) -> Any:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from attngrade import grading
-from attngrade.batch import grade_paths
+from attngrade.batch import grade_paths, resolver
 from attngrade.cli import main
 from attngrade.errors import ConfigError
 from attngrade.grading import InProcess, assignment, grade_answer, grade_submission
@@ -305,3 +305,59 @@ def test_the_bars_show_count_and_rate_on_a_terminal():
     bars.close()
     assert "checking 40 distinct answers" in drawn and "40/40" in drawn
     assert re.search(r"\d[\d,]*/s", drawn), drawn  # items a second
+
+
+def _student_folder(root: Path, tmp_path: Path, name: str, answers: str = "{}") -> Path:
+    """A copy of a real student's folder of prediction files, under another student id."""
+    import shutil
+
+    folder = tmp_path / name
+    shutil.copytree(root / "examples/cs224n-w21-a5/parachutel", folder)
+    (folder / "answers.yaml").write_text(f"homework: cs224n-w21-a5\nstudent: {name}\nanswers: {answers}\n",
+                                         encoding="utf-8")
+    return folder
+
+
+def test_equal_file_parts_are_one_reading_and_a_file_is_held_once(graded, root, tmp_path):
+    twins = [load_submission(_student_folder(root, tmp_path, name)) for name in ("twin-a", "twin-b")]
+    other = load_submission(_student_folder(root, tmp_path, "other", "{2f: {accuracy: 26.6%}}"))
+    planned = grading.plan([*twins, other], lambda _: graded)
+    a, b, c = ({p.part.id: p for p in entry.parts} for entry in planned.entries)
+    assert a["2f"].readings["dev"].name == "vanilla.pretrain.dev.predictions"
+    assert a["2f"] is b["2f"] and a["2d"] is b["2d"]  # the same files and answers: one reading
+    assert c["2f"] is not a["2f"] and c["2f"].shown["accuracy"] != a["2f"].shown.get("accuracy")
+    assert c["2f"].readings["dev"] is a["2f"].readings["dev"]  # another answer, the same file: its text once
+    results = grading.assemble(planned, grading.run(planned.tasks, planned.assignments, InProcess()))
+    alone = grade_submission(graded, twins[1])
+    assert [r.to_json() for r in results][1] == {**alone.to_json(), "student": "twin-b"}
+
+
+def test_a_changed_file_is_another_reading(graded, root, tmp_path):
+    first = _student_folder(root, tmp_path, "first")
+    second = _student_folder(root, tmp_path, "second")
+    dev = second / "vanilla.pretrain.dev.predictions"
+    lines = dev.read_text(encoding="utf-8").splitlines(keepends=True)
+    dev.write_text("".join(lines[1:] + lines[:1]), encoding="utf-8")  # the same lines, out of order
+    planned = grading.plan([load_submission(first), load_submission(second)], lambda _: graded)
+    a, b = ({p.part.id: p for p in entry.parts} for entry in planned.entries)
+    assert a["2f"] is not b["2f"] and a["2f"].readings["dev"].sha256 != b["2f"].readings["dev"].sha256
+    assert a["2d"] is b["2d"]
+
+
+def test_a_large_class_is_loaded_one_submission_at_a_time(root, tmp_path):
+    folder = root / "examples/cs224n-w21-a5"
+    stats = grading.Stats()
+    loading = grading.load_all([folder], stats, lazy_from=16)
+    assert len(loading) == 16 and stats.submissions == 0  # counted, nothing loaded yet
+    first = next(iter(loading))
+    assert stats.submissions == 1 and first.answers is not None
+    with pytest.raises(RuntimeError, match="read once"):
+        next(iter(loading))
+    assert isinstance(grading.load_all([folder], lazy_from=17), list)  # below the threshold: loaded whole
+    lazy = grade_paths([folder], root / "solutions", workers=1)
+    loaded = [r.to_json() for r in lazy.results]
+    planned = grading.plan(grading.load_all([folder], lazy_from=1), resolver(root / "solutions"))
+    assert all(not entry.submission.answers for entry in planned.entries if hasattr(entry, "submission"))
+    assert [r.to_json() for r in grading.assemble(planned, grading.run(planned.tasks, planned.assignments,
+                                                                         InProcess()))] == loaded
+
