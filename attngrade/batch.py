@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from .errors import ConfigError, SubmissionError
-from .grading import Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all
+from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
+                      start_fork_server)
 from .grading import run as run_tasks
 from .grading.shards import SPLIT_BELOW, plan_split
 from .checkers.accuracy import gold_names
@@ -115,8 +116,14 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     progress = progress or Quiet()
     passed_over: list[Path] = []
     with _timed(batch.timings, "plan"):
+        def found(count: int) -> None:  # before any submission is read: start processes while small
+            if reports is not None:
+                reports.start(count)
+            if runner is None and count >= SPLIT_BELOW:
+                start_fork_server()
+
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=reports.start if reports is not None else None, lazy_from=SPLIT_BELOW)
+                         found=found, lazy_from=SPLIT_BELOW)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats,
                              default_workers() if workers is None else workers, progress.advance)
@@ -131,7 +138,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     _check_gold_names(gold or {}, planned.assignments)
     with _timed(batch.timings, "run"):
         progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
-        runner = runner or executor(workers, budget)
+        runner = runner or executor(workers, budget, from_server=len(items) >= SPLIT_BELOW)
         if hasattr(runner, "on_done"):
             runner = replace(runner, on_done=progress.advance)
         outcomes = run_tasks(planned.tasks, planned.assignments, runner)

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from ..records import Result, Submission, Verdict
 from .assemble import assemble
 from .assignment import Assignment, assignment
-from .execute import Executor, InProcess, WorkerPool, default_workers, executor, run
+from .execute import Executor, InProcess, WorkerPool, default_workers, executor, run, start_fork_server
 from .plan import Plan, Stats, error_result, load_all, plan
 from .tasks import Task, TaskKey, run_task
 
@@ -62,5 +62,5 @@ def _lookup(assignments: dict[str, Assignment]):
 
 
 __all__ = ["Assignment", "Executor", "InProcess", "Plan", "Stats", "Task", "TaskKey", "WorkerPool", "assemble",
-           "assignment", "default_workers", "error_result", "executor", "grade", "grade_answer",
+           "assignment", "default_workers", "error_result", "executor", "grade", "grade_answer", "start_fork_server",
            "grade_submission", "load_all", "plan", "run", "run_task"]

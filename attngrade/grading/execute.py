@@ -56,6 +56,10 @@ class WorkerPool:
     budget: float = 2.0
     memory: int = MEMORY_LIMIT
     on_done: Callable[[int], None] | None = field(default=None, compare=False)  # progress: tasks finished
+    # How workers start: None for the platform's default (fork on Linux: they inherit the
+    # assignments); "forkserver" for a large class, whose workers must not be forked from a
+    # parent holding its plan (see `start_fork_server`).
+    start_method: str | None = None
 
     def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
         on_main = threading.current_thread() is threading.main_thread()
@@ -77,12 +81,13 @@ class WorkerPool:
         from pebble import ProcessExpired, ProcessPool
 
         needed = {key.homework: assignments[key.homework] for key in tasks}
+        context = multiprocessing.get_context(self.start_method)
         # Forked workers inherit the assignments (pages shared with the parent); others get a copy.
-        inherited = multiprocessing.get_start_method() == "fork"
+        inherited = context.get_start_method() == "fork"
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(needed)
         with ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
-                         initargs=(self.memory, None if inherited else needed)) as pool:
+                         initargs=(self.memory, None if inherited else needed), context=context) as pool:
             batches = {pool.schedule(_run_batch_in_worker, args=([tasks[k] for k in batch], self.budget),
                                      timeout=self._timeout(batch, assignments)): batch
                        for batch in _batches(list(tasks), assignments, self.workers)}
@@ -150,10 +155,36 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def executor(workers: int | None, budget: float) -> Executor:
-    """The local executor for `--workers N` (None: every core)."""
+def executor(workers: int | None, budget: float, from_server: bool = False) -> Executor:
+    """The local executor for `--workers N` (None: every core); `from_server`: its workers are
+    started by the fork server (`start_fork_server`), where there is one."""
     workers = default_workers() if workers is None else workers
-    return WorkerPool(workers, budget)
+    return WorkerPool(workers, budget, start_method="forkserver" if from_server and _has_fork_server() else None)
+
+
+def start_fork_server() -> bool:
+    """Start multiprocessing's fork server now, with the checks imported; False where there is none.
+
+    Called before a large class is read. Workers forked later from a parent that holds the
+    plan of 100,000 students share its pages only until either side writes to them, and the
+    parent writes all over its heap while it sends the tasks: each worker ends up with a
+    private copy of most of it (600 MB each at 100,000 students with distinct prediction
+    files). Forked from the small server instead, a worker holds the checks and the
+    assignments (sent once, as it starts) and what it checks."""
+    if not _has_fork_server():
+        return False
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
+    forkserver.ensure_running()
+    return True
+
+
+def _has_fork_server() -> bool:
+    import multiprocessing
+
+    return "forkserver" in multiprocessing.get_all_start_methods()
 
 
 def run(tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment], executor: Executor,

@@ -13,7 +13,7 @@ import pytest
 from attngrade.batch import resolver
 from attngrade.checkers import REGISTRY, Check, Outcome
 from attngrade.grading import InProcess, load_all, plan
-from attngrade.grading.execute import GRACE, TRIVIAL, WorkerPool, _batches
+from attngrade.grading.execute import GRACE, TRIVIAL, WorkerPool, _batches, executor, start_fork_server
 from attngrade.grading.tasks import check_of
 from attngrade.grading.tasks import timed_out
 
@@ -47,6 +47,30 @@ def test_batches_hold_every_task_once_and_code_checks_alone(planned):
 def test_batched_outcomes_are_the_one_process_outcomes(planned):
     tasks = _quick(planned)
     assert WorkerPool(2, 2.0).run(tasks, planned.assignments) == InProcess(2.0).run(tasks, planned.assignments)
+
+
+def test_workers_started_by_the_fork_server_give_the_same_outcomes(planned):
+    tasks = _quick(planned)
+    assert start_fork_server()
+    served = executor(2, 2.0, from_server=True)
+    assert served.start_method == "forkserver" and executor(2, 2.0).start_method is None
+    assert served.run(tasks, planned.assignments) == InProcess(2.0).run(tasks, planned.assignments)
+
+
+def test_a_large_class_is_read_lazily_and_checked_by_served_workers(monkeypatch, tmp_path):
+    # The thresholds of a class of 5,000, lowered to the example class's 16 submissions.
+    from attngrade import batch as batch_module
+    from attngrade.grading import execute
+
+    folder = ROOT / "examples" / "cs224n-w21-a5"
+    small = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
+    started, pools = [], []
+    monkeypatch.setattr(batch_module, "SPLIT_BELOW", 2)
+    monkeypatch.setattr(batch_module, "start_fork_server", lambda: started.append(True) or start_fork_server())
+    monkeypatch.setattr(execute, "WorkerPool", lambda *a, **k: pools.append(k) or WorkerPool(*a, **k))
+    large = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
+    assert started == [True] and pools == [{"start_method": "forkserver"}]
+    assert [r.to_json() for r in large.results] == [r.to_json() for r in small.results]
 
 
 def _stubborn(answers, ctx):
