@@ -423,6 +423,19 @@ def owners() -> list[Owner]:
     return found
 
 
+def write_distinct(source: Path, target: Path, gold: list[str], student: str) -> None:
+    """A copy of a dev prediction file that no other student's equals, scoring the same: the
+    first wrong prediction becomes another wrong one (the student id appended). A file the
+    course would not score (not one row per gold line) is copied as it is."""
+    rows = source.read_text(encoding="utf-8", errors="replace").split("\n")
+    if len(rows) - (rows[-1] == "") == len(gold):
+        wrong = next((i for i, (row, right) in enumerate(zip(rows, gold)) if row.rstrip("\r") != right), None)
+        if wrong is not None:
+            row = rows[wrong]
+            rows[wrong] = row.rstrip("\r") + f" {student}" + ("\r" if row.endswith("\r") else "")
+    target.write_text("\n".join(rows), encoding="utf-8", newline="")
+
+
 def fmt_accuracy(rng: random.Random, k: int, n: int) -> Any:
     """A right reported accuracy k/n, written as students write it."""
     pct = 100 * k / n
@@ -586,10 +599,12 @@ BROKEN_YAML = (
 
 # -- the class -----------------------------------------------------------------------------
 def generate(n: int, seed: int, out: Path, folder_share: float = 0.5, missing: float = 0.06,
-             broken: float = 0.005, distinct: bool = False) -> dict[str, Any]:
+             broken: float = 0.005, distinct: bool = False, distinct_files: bool = False) -> dict[str, Any]:
     """Write N submissions into `out` (emptied first); return the manifest (also written next to it).
 
-    `distinct`: the worst case, where every student writes every checked answer their own way."""
+    `distinct`: the worst case, where every student writes every checked answer their own way.
+    `distinct_files`: every dev prediction file differs from every other (as when each student
+    trains a model), with the accuracy of the real file it is made from."""
     rng = random.Random(seed)
     if out.exists():
         if any(out.iterdir()) and not (out / MARKER).is_file():
@@ -598,10 +613,11 @@ def generate(n: int, seed: int, out: Path, folder_share: float = 0.5, missing: f
     out.mkdir(parents=True)
     (out / MARKER).write_text("written by bench/generate.py; emptied on the next run\n", encoding="utf-8")
     owner_list = owners()
+    gold = dev_gold() if distinct_files and DEV_GOLD.is_file() else None
     homeworks = list(HOMEWORKS)
     shares = [HOMEWORKS[h] for h in homeworks]
     manifest: dict[str, Any] = {"n": n, "seed": seed, "folder_share": folder_share, "missing": missing,
-                                "distinct": distinct,
+                                "distinct": distinct, "distinct_files": distinct_files,
                                 "owners": [o.name for o in owner_list], "submissions": []}
     for i in range(n):
         student = f"s{i:05d}"
@@ -620,7 +636,10 @@ def generate(n: int, seed: int, out: Path, folder_share: float = 0.5, missing: f
             (folder / "answers.yaml").write_text(to_yaml(sub, comment), encoding="utf-8")
             owner = next(o for o in owner_list if o.name == sub["owner"])
             for filename in sub["files"]:
-                shutil.copyfile(owner.files[filename], folder / filename)  # a copy: symlinks are refused
+                if gold is not None and ".dev." in filename:
+                    write_distinct(owner.files[filename], folder / filename, gold, student)
+                else:
+                    shutil.copyfile(owner.files[filename], folder / filename)  # a copy: symlinks are refused
         else:
             (out / f"{student}.yaml").write_text(to_yaml(sub, comment), encoding="utf-8")
         manifest["submissions"].append(sub)
@@ -730,6 +749,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--missing", type=float, default=0.06, help="chance that a part is left out (default 0.06)")
     parser.add_argument("--distinct", action="store_true",
                         help="the worst case: every student writes every checked answer differently")
+    parser.add_argument("--distinct-files", action="store_true",
+                        help="every dev prediction file distinct (same accuracy as the real file it is made from)")
     parser.add_argument("--validate", action="store_true", help="grade each pool entry once and report mismatches")
     parser.add_argument("--solutions", type=Path, default=ROOT / "solutions", help="keys for --validate")
     args = parser.parse_args(argv)
@@ -737,7 +758,8 @@ def main(argv: list[str] | None = None) -> int:
         return validate(args.solutions)
     if args.n < 1:
         parser.error("--n must be at least 1")
-    manifest = generate(args.n, args.seed, args.out, args.folder_share, args.missing, distinct=args.distinct)
+    manifest = generate(args.n, args.seed, args.out, args.folder_share, args.missing, distinct=args.distinct,
+                        distinct_files=args.distinct_files)
     subs = manifest["submissions"]
     print(f"wrote {len(subs)} submissions to {args.out} "
           f"({sum(s['folder'] for s in subs)} folders with prediction files, "

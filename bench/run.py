@@ -243,7 +243,8 @@ def bench_class(args: argparse.Namespace, grade: Path, python: Path, workers_fla
     # reads the bank, hence attngrade's own Python.
     subprocess.run([str(python), str(HERE / "generate.py"), "--n", str(args.n), "--seed", str(args.seed),
                     "--out", str(class_dir), "--folder-share", str(args.folder_share),
-                    *(["--distinct"] if args.worst_case else [])],
+                    *(["--distinct"] if args.worst_case else []),
+                    *(["--distinct-files"] if args.distinct_files else [])],
                    check=True, stdout=subprocess.DEVNULL)
     manifest = json.loads((class_dir.parent / "manifest.json").read_text(encoding="utf-8"))
     gen_time = time.perf_counter() - t
@@ -792,6 +793,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="before each class run, wait up to this many seconds for other load to settle")
     parser.add_argument("--worst-case", action="store_true",
                         help="a class where every student writes every checked answer differently (generate.py --distinct)")
+    parser.add_argument("--distinct-files", action="store_true",
+                        help="every student's dev prediction files distinct (as when each trains a model)")
     parser.add_argument("--folder-share", type=float, default=0.5,
                         help="share of A5/MIMUW submissions that are folders with prediction files (default 0.5)")
     parser.add_argument("--venv", type=Path, default=HERE.parent / ".venv",
