@@ -28,13 +28,14 @@ from typing import Any, Callable, Iterator, Sequence
 from ..checkers import REGISTRY
 from ..errors import SubmissionError
 from ..records import Result, Submission
+from ..scale import LARGE_CLASS
 from .plan import Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields, unique_students
 from .tasks import check_of
 
 log = logging.getLogger(__name__)
 
 SPLIT_FROM = 200  # submissions from which a second process may pay for itself
-SPLIT_BELOW = 5_000  # ... and below which the shares' plans are small enough to hold whole
+SPLIT_BELOW = LARGE_CLASS  # ... and below which the shares' plans are small enough to hold whole
 SPLIT_MATH = 1_000  # distinct math answers from which it does: each takes about a millisecond to read
 
 Items = Sequence[Submission | Result]

@@ -34,10 +34,11 @@ from typing import Callable, Sequence
 from ..output import write_atomic
 from ..groups import Group
 from ..records import Homework, Result
+from ..scale import LARGE_CLASS
 
 CHUNK = 50  # reports a child renders per task: enough to pay for the round trip
 SERIAL_BELOW = 200  # a smaller class is rendered here: starting processes would cost more
-FORK_EARLY_FROM = 5_000  # students from which the children are forked before the class is read (see above)
+FORK_EARLY_FROM = LARGE_CLASS  # students from which the children are forked before the class is read (see above)
 CLASS_PAGE_HERE_FROM = 20_000  # students from which the class page is rendered here, not pickled to a child
 
 

@@ -65,7 +65,7 @@ def test_a_large_class_is_read_lazily_and_checked_by_served_workers(monkeypatch,
     folder = ROOT / "examples" / "cs224n-w21-a5"
     small = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
     started, pools = [], []
-    monkeypatch.setattr(batch_module, "SPLIT_BELOW", 2)
+    monkeypatch.setattr(batch_module, "LARGE_CLASS", 2)
     monkeypatch.setattr(batch_module, "start_fork_server", lambda: started.append(True) or start_fork_server())
     monkeypatch.setattr(execute, "WorkerPool", lambda *a, **k: pools.append(k) or WorkerPool(*a, **k))
     large = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
