@@ -49,7 +49,7 @@ import generate  # noqa: E402  (bench/generate.py)
 # Issue 15's targets (2 cores): a realistic class of 1,000 in 5 s, the worst case (every answer
 # distinct) in 20 s, a distinct 1e.ii answer (attention_qkv) in 5 ms and no check kind above 20 ms.
 TARGETS = {"wall_1000": 5.0, "worst_1000": 20.0, "rss_mb": 1024.0, "cold_start": 1.0, "cold_ratio": 1.3,
-           "otter_ratio": 50.0, "workers_speedup": 1.6, "qkv_ms": 5.0, "kind_ms": 20.0}
+           "otter_ratio": 50.0, "workers_speedup": 1.6, "qkv_ms": 5.0, "kind_ms": 20.0, "wall_100k": 600.0}
 
 
 # -- measuring one child process ---------------------------------------------------------------
@@ -103,13 +103,29 @@ def _memory_kb(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
+def _high_water_kb(pid: int) -> int:
+    """The largest RSS one process has had since its exec (VmHWM), in kB; 0 if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 class TreeSampler(threading.Thread):
-    """Samples the memory of a process and its descendants every `interval` seconds."""
+    """Samples the memory of a process and its descendants every `interval` seconds.
+
+    `peak_process` is the largest high-water mark of any one process of the tree. Unlike
+    wait4's max RSS it starts at exec: a child of a bench that holds the manifest of
+    100,000 submissions would otherwise report the bench's size (Linux keeps the high-water
+    mark a forked child had before exec)."""
 
     def __init__(self, pid: int, interval: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.interval = pid, interval
-        self.peak_rss_sum = self.peak_pss_sum = 0
+        self.peak_rss_sum = self.peak_pss_sum = self.peak_process = 0
         self.max_procs = 0
         self._halt = threading.Event()
 
@@ -120,6 +136,7 @@ class TreeSampler(threading.Thread):
             for p in pids:
                 r, s = _memory_kb(p)
                 rss, pss = rss + r, pss + s
+                self.peak_process = max(self.peak_process, _high_water_kb(p))
             self.peak_rss_sum = max(self.peak_rss_sum, rss)
             self.peak_pss_sum = max(self.peak_pss_sum, pss)
             self.max_procs = max(self.max_procs, len(pids))
@@ -180,7 +197,7 @@ def measure(cmd: list[str], *, cwd: Path = ROOT, stdout: Path | None = None, env
     }
     if sampler:
         result.update({"tree_peak_rss_mb": sampler.peak_rss_sum / 1024, "tree_peak_pss_mb": sampler.peak_pss_sum / 1024,
-                       "tree_max_procs": sampler.max_procs})
+                       "tree_max_procs": sampler.max_procs, "largest_process_mb": sampler.peak_process / 1024})
     return result
 
 
@@ -276,7 +293,8 @@ def bench_class(args: argparse.Namespace, grade: Path, python: Path, workers_fla
         m = measure(cmd, stdout=work / "grade-run.log", sample=True)
         runs.append(m)
         log(f"   run {r + 1}: exit {m['exit']}, wall {fmt_s(m['wall'])}, CPU {fmt_s(m['cpu'])} "
-            f"(user {m['user']:.2f} + sys {m['sys']:.2f}), max RSS {m['maxrss_mb']:.0f} MB, "
+            f"(user {m['user']:.2f} + sys {m['sys']:.2f}), max RSS {m['maxrss_mb']:.0f} MB, largest process "
+            f"{m.get('largest_process_mb', 0):.0f} MB (VmHWM), "
             f"tree peak RSS {m.get('tree_peak_rss_mb', 0):.0f} MB / PSS {m.get('tree_peak_pss_mb', 0):.0f} MB "
             f"({m.get('tree_max_procs', 1)} processes), load avg before {m['load_before']:.2f}, "
             f"other processes used {m['other_cpu']:.1f} CPU s meanwhile")
@@ -858,10 +876,16 @@ def main(argv: list[str] | None = None) -> int:
         f"CPU {fmt_s(best['cpu'])}, max RSS {best['maxrss_mb']:.0f} MB"
         + (" (the 1000-submission targets need --n 1000: cost grows slower than N)" if args.n != 1000 else ""))
     wall_target = TARGETS["worst_1000" if args.worst_case else "wall_1000"] * args.n / 1000
+    # Peak memory: the largest process since its exec and the whole tree's PSS, both sampled.
+    # wait4's max RSS would count the bench's own size once it holds a large class's manifest.
+    peak = max(best.get("largest_process_mb", best["maxrss_mb"]), best.get("tree_peak_pss_mb", 0))
     if args.n == 1000:
         log(f"   1000 submissions{' (worst case)' if args.worst_case else ''} <= {wall_target:g} s wall: "
-            f"{verdict(best['wall'] <= wall_target)}; peak memory <= 1 GB: "
-            f"{verdict(max(best['maxrss_mb'], best.get('tree_peak_pss_mb', 0)) <= TARGETS['rss_mb'])}")
+            f"{verdict(best['wall'] <= wall_target)}; peak memory <= 1 GB: {verdict(peak <= TARGETS['rss_mb'])}")
+    elif args.n >= 100_000:
+        log(f"   {args.n} submissions <= {TARGETS['wall_100k']:g} s wall: {verdict(best['wall'] <= TARGETS['wall_100k'])}; "
+            f"peak memory <= 1 GB: {verdict(peak <= TARGETS['rss_mb'])} (largest process "
+            f"{best.get('largest_process_mb', 0):.0f} MB, tree PSS {best.get('tree_peak_pss_mb', 0):.0f} MB)")
     if "executors" in report:
         speedup = report["executors"]["speedup_2_over_1"]
         same = all(r["same_results"] for r in report["executors"]["runs"].values())
