@@ -117,11 +117,14 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     progress = progress or Quiet()
     passed_over: list[Path] = []
     with _timed(batch.timings, "plan"):
-        def found(count: int) -> None:  # before any submission is read: start processes while small
+        served = [False]  # whether the run stage's workers come from the fork server
+
+        def found(count: int) -> None:  # before any submission is read
             if reports is not None:
                 reports.start(count)
-            if runner is None and count >= LARGE_CLASS:
-                start_fork_server()
+            pooled = (default_workers() if workers is None else workers) > 1
+            if runner is None and pooled and count >= LARGE_CLASS:
+                served[0] = start_fork_server()
 
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
                          found=found, lazy_from=LARGE_CLASS)
@@ -139,7 +142,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     _check_gold_names(gold or {}, planned.assignments)
     with _timed(batch.timings, "run"):
         progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
-        runner = runner or executor(workers, budget, from_server=len(items) >= LARGE_CLASS)
+        runner = runner or executor(workers, budget, from_server=served[0])
         if hasattr(runner, "on_done"):
             runner = replace(runner, on_done=progress.advance)
         outcomes = run_tasks(planned.tasks, planned.assignments, runner)

@@ -426,7 +426,8 @@ def owners() -> list[Owner]:
 def write_distinct(source: Path, target: Path, gold: list[str], student: str) -> None:
     """A copy of a dev prediction file that no other student's equals, scoring the same: the
     first wrong prediction becomes another wrong one (the student id appended). A file the
-    course would not score (not one row per gold line) is copied as it is."""
+    course would not score (not one row per gold line), or one with no wrong prediction, is
+    copied as it is (a real file of the wrong length stays shared; none has no wrong prediction)."""
     rows = source.read_text(encoding="utf-8", errors="replace").split("\n")
     if len(rows) - (rows[-1] == "") == len(gold):
         wrong = next((i for i, (row, right) in enumerate(zip(rows, gold)) if row.rstrip("\r") != right), None)

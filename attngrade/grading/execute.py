@@ -10,6 +10,7 @@ replaced; the student gets an `invalid` verdict with the reason.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from typing import Callable, Mapping, Protocol
 from ..checkers import REGISTRY, Outcome
 from .assignment import Assignment
 from .tasks import Task, TaskKey, check_of, run_task, task_budget, timed_out, worker_died
+
+log = logging.getLogger(__name__)
 
 MEMORY_LIMIT = 2 * 1024**3  # bytes of address space per worker
 GRACE = 1.0  # seconds past the budget before the worker is killed outright
@@ -163,21 +166,26 @@ def executor(workers: int | None, budget: float, from_server: bool = False) -> E
 
 
 def start_fork_server() -> bool:
-    """Start multiprocessing's fork server now, with the checks imported; False where there is none.
+    """Start multiprocessing's fork server with the checks imported; False where there is none
+    or it cannot start (the run stage then forks its workers from this process, as for a small class).
 
-    Called before a large class is read. Workers forked later from a parent that holds the
-    plan of 100,000 students share its pages only until either side writes to them, and the
-    parent writes all over its heap while it sends the tasks: each worker ends up with a
-    private copy of most of it (600 MB each at 100,000 students with distinct prediction
-    files). Forked from the small server instead, a worker holds the checks and the
-    assignments (sent once, as it starts) and what it checks."""
+    Used for a large class. Workers forked from a parent that holds the plan of 100,000
+    students share its pages only until either side writes to them, and the parent writes all
+    over its heap while it sends the tasks: each worker ends up with a private copy of most of
+    it (600 MB each at 100,000 students with distinct prediction files). Forked from the server,
+    a fresh process, a worker holds the checks, the assignments (sent once, as it starts) and
+    what it checks. Started before the class is read, the server imports the checks meanwhile."""
     if not _has_fork_server():
         return False
     import multiprocessing
     from multiprocessing import forkserver
 
-    multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
-    forkserver.ensure_running()
+    try:
+        multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
+        forkserver.ensure_running()
+    except (OSError, ValueError) as err:  # e.g. no AF_UNIX socket allowed, or its path too long
+        log.info("no fork server (%s): the run stage's workers are forked from this process", err)
+        return False
     return True
 
 

@@ -45,9 +45,10 @@ _SHARED: tuple[list[Submission | Result], Resolve] | None = None  # set only whi
 def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
                advance: Callable[[int], None] | None = None) -> Plan:
     """`plan(items, resolve, stats)`, by `workers` processes when the class is large enough
-    and fork exists. `advance` is told of each submission planned (the progress bar)."""
+    and fork exists (submissions loaded one by one, a `Loading`, are planned here: they are read
+    once). `advance` is told of each submission planned (the progress bar)."""
     advance = advance or (lambda count: None)
-    if not (workers > 1 and SPLIT_FROM <= len(items) < SPLIT_BELOW
+    if not (workers > 1 and isinstance(items, Sequence) and SPLIT_FROM <= len(items) < SPLIT_BELOW
             and "fork" in multiprocessing.get_all_start_methods()):
         return plan(_counted(items, advance), resolve, stats)
     resolve = _remembered(resolve)

@@ -13,6 +13,7 @@ import pytest
 from attngrade.batch import resolver
 from attngrade.checkers import REGISTRY, Check, Outcome
 from attngrade.grading import InProcess, load_all, plan
+from attngrade.grading.plan import Loading
 from attngrade.grading.execute import GRACE, TRIVIAL, WorkerPool, _batches, executor, start_fork_server
 from attngrade.grading.tasks import check_of
 from attngrade.grading.tasks import timed_out
@@ -64,13 +65,32 @@ def test_a_large_class_is_read_lazily_and_checked_by_served_workers(monkeypatch,
 
     folder = ROOT / "examples" / "cs224n-w21-a5"
     small = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
-    started, pools = [], []
+    started, pools, loaded = [], [], []
     monkeypatch.setattr(batch_module, "LARGE_CLASS", 2)
     monkeypatch.setattr(batch_module, "start_fork_server", lambda: started.append(True) or start_fork_server())
     monkeypatch.setattr(execute, "WorkerPool", lambda *a, **k: pools.append(k) or WorkerPool(*a, **k))
+    real_split = batch_module.plan_split
+    monkeypatch.setattr(batch_module, "plan_split", lambda items, *a: loaded.append(type(items)) or
+                        real_split(items, *a))
     large = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
-    assert started == [True] and pools == [{"start_method": "forkserver"}]
+    assert started == [True] and pools == [{"start_method": "forkserver"}] and loaded == [Loading]
     assert [r.to_json() for r in large.results] == [r.to_json() for r in small.results]
+
+    # One worker checks here: no server is started for it.
+    started.clear(), pools.clear()
+    alone = batch_module.grade_paths([folder], ROOT / "solutions", workers=1)
+    assert started == [] and pools == [{"start_method": None}]
+    assert [r.to_json() for r in alone.results] == [r.to_json() for r in small.results]
+
+
+def test_a_fork_server_that_cannot_start_leaves_workers_forked_from_here(monkeypatch):
+    from multiprocessing import forkserver
+
+    def refuse():
+        raise OSError("AF_UNIX path too long")
+
+    monkeypatch.setattr(forkserver, "ensure_running", refuse)
+    assert start_fork_server() is False
 
 
 def _stubborn(answers, ctx):

@@ -350,12 +350,12 @@ def test_a_large_class_is_loaded_one_submission_at_a_time(root, tmp_path):
     loading = grading.load_all([folder], stats, lazy_from=16)
     assert len(loading) == 16 and stats.submissions == 0  # counted, nothing loaded yet
     first = next(iter(loading))
-    assert stats.submissions == 1 and first.answers is not None
+    assert stats.submissions == 1 and first.path == loading.paths[0]  # the first one found, in order
     with pytest.raises(RuntimeError, match="read once"):
         next(iter(loading))
     assert isinstance(grading.load_all([folder], lazy_from=17), list)  # below the threshold: loaded whole
-    lazy = grade_paths([folder], root / "solutions", workers=1)
-    loaded = [r.to_json() for r in lazy.results]
+    whole = grade_paths([folder], root / "solutions", workers=1)  # 16: loaded whole
+    loaded = [r.to_json() for r in whole.results]
     planned = grading.plan(grading.load_all([folder], lazy_from=1), resolver(root / "solutions"))
     assert all(not entry.submission.answers for entry in planned.entries if hasattr(entry, "submission"))
     assert [r.to_json() for r in grading.assemble(planned, grading.run(planned.tasks, planned.assignments,
