@@ -144,8 +144,8 @@ def prestart() -> None:
 def _start_locked() -> None:
     if os.environ.get(ENV_SOCKET) and _started.get("pid") == os.getpid():
         return
-    if os.environ.get(ENV_SOCKET) and _started.get("pid") is None:
-        return  # inherited from the process that started it
+    if os.environ.get(ENV_SOCKET) and _started.get("pid") != os.getpid():
+        return  # inherited from the process that started it (a forked worker): its zygote serves us too
     folder = tempfile.mkdtemp(prefix="attngrade-zygote-")
     path = os.path.join(folder, "sock")
     try:
