@@ -90,7 +90,8 @@ class WorkerPool:
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(needed)
         with ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
-                         initargs=(self.memory, None if inherited else needed), context=context) as pool:
+                         initargs=(self.memory, None if inherited else needed, _sandbox_socket()),
+                         context=context) as pool:
             batches = {pool.schedule(_run_batch_in_worker, args=([tasks[k] for k in batch], self.budget),
                                      timeout=self._timeout(batch, assignments)): batch
                        for batch in _batches(list(tasks), assignments, self.workers)}
@@ -208,10 +209,21 @@ def run(tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment], ex
 _ASSIGNMENTS: dict[str, Assignment] = {}
 
 
-def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None) -> None:
+def _sandbox_socket() -> str | None:
+    """The socket of the code sandbox this process started, if any (see `_start_worker`)."""
+    from ..sandbox import ENV_SOCKET
+
+    return os.environ.get(ENV_SOCKET)
+
+
+def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, sandbox_socket: str | None) -> None:
     if assignments is not None:
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(assignments)
+    if sandbox_socket is not None:  # a worker from the fork server has the environment of its start
+        from ..sandbox import ENV_SOCKET
+
+        os.environ[ENV_SOCKET] = sandbox_socket  # the zygote started here serves the workers too
     try:
         import resource
 

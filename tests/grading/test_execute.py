@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -81,6 +82,24 @@ def test_a_large_class_is_read_lazily_and_checked_by_served_workers(monkeypatch,
     alone = batch_module.grade_paths([folder], ROOT / "solutions", workers=1)
     assert started == [] and pools == [{"start_method": None}]
     assert [r.to_json() for r in alone.results] == [r.to_json() for r in small.results]
+
+
+def test_a_worker_is_given_the_sandbox_this_process_started(monkeypatch):
+    # A worker from the fork server has the server's environment, from before the plan started
+    # the code sandbox; without the socket it would start a zygote (and import torch) of its own.
+    import resource
+
+    from attngrade.grading.execute import _sandbox_socket, _start_worker
+    from attngrade.sandbox import ENV_SOCKET
+
+    monkeypatch.setenv(ENV_SOCKET, "/tmp/attngrade-zygote-x/sock")
+    socket_path = _sandbox_socket()
+    monkeypatch.delenv(ENV_SOCKET)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != hard:
+        pytest.skip("the worker's memory cap would lower this process's hard limit")
+    _start_worker(soft, None, socket_path)  # the cap this process has already: nothing changes
+    assert os.environ[ENV_SOCKET] == "/tmp/attngrade-zygote-x/sock"
 
 
 def test_a_fork_server_that_cannot_start_leaves_workers_forked_from_here(monkeypatch):
