@@ -71,12 +71,10 @@ class WorkerPool:
         # Checks that only compare short text (a written answer waiting for staff, a choice, a
         # shape) cost less than a round trip to a worker: they run here.
         trivial = {k: t for k, t in tasks.items() if check_of(k, assignments) in TRIVIAL}
-        outcomes = InProcess(self.budget, self.on_done).run(trivial, assignments) if trivial else {}
         tasks = {k: t for k, t in tasks.items() if k not in trivial}
-        if not tasks:
-            return outcomes
-        if on_main and (self.workers <= 1 or len(tasks) <= 1):
-            return {**outcomes, **InProcess(self.budget, self.on_done).run(tasks, assignments)}
+        if not tasks or (on_main and (self.workers <= 1 or len(tasks) <= 1)):
+            here = InProcess(self.budget, self.on_done)
+            return {**here.run(trivial, assignments), **here.run(tasks, assignments)}
         # Imported here: a self-check (one process) never pays for multiprocessing's import.
         import multiprocessing
         from concurrent.futures import TimeoutError as FutureTimeout
@@ -95,6 +93,8 @@ class WorkerPool:
             batches = {pool.schedule(_run_batch_in_worker, args=([tasks[k] for k in batch], self.budget),
                                      timeout=self._timeout(batch, assignments)): batch
                        for batch in _batches(list(tasks), assignments, self.workers)}
+            # ... while the workers start and check, the trivial ones are done here.
+            outcomes = InProcess(self.budget, self.on_done).run(trivial, assignments)
             again: list[TaskKey] = []  # tasks of a batch whose worker was killed: each is run on its own
             for future, batch in batches.items():
                 try:

@@ -51,6 +51,12 @@ def test_batched_outcomes_are_the_one_process_outcomes(planned):
     assert WorkerPool(2, 2.0).run(tasks, planned.assignments) == InProcess(2.0).run(tasks, planned.assignments)
 
 
+def test_trivial_checks_done_here_while_workers_check_give_the_same_outcomes(planned):
+    tasks = dict(planned.tasks)
+    assert len(tasks) > len(_quick(planned)) > 1  # both kinds, so both paths run
+    assert WorkerPool(2, 2.0).run(tasks, planned.assignments) == InProcess(2.0).run(tasks, planned.assignments)
+
+
 def test_workers_started_by_the_fork_server_give_the_same_outcomes(planned):
     tasks = _quick(planned)
     assert start_fork_server()
