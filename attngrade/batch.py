@@ -195,17 +195,21 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         batch.results = apply_overrides(batch.results, decisions, group_of)
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
+        def overrides_template() -> None:
+            batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
+                                                                  homeworks), shown=out))
+
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports)
-        batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
-                                                              homeworks), shown=out))
+                      workers=workers, reports=reports, meanwhile=overrides_template)
     return batch
 
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
                   rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
-                  reports: ReportPool | None = None) -> None:
+                  reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None) -> None:
+    """results.json, grades.csv, a report per student and the class page; `meanwhile` is
+    called with the tables, while report processes render (this process would only wait)."""
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     advance = progress.advance if progress is not None else (lambda count=1: None)
@@ -213,6 +217,8 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
     def tables() -> None:
         write_atomic(out / "results.json", results_json(results))
         write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
+        if meanwhile is not None:
+            meanwhile()
 
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
                   advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports,

@@ -75,8 +75,8 @@ class ReportPool:
               meanwhile: Callable[[], None] | None = None) -> None:
         """OUT/<folder>/report.html for every result, and `also` (the class page) beside them.
 
-        `meanwhile` (the outputs this process writes: results.json, grades.csv) runs here while
-        the children render, rather than after them."""
+        `meanwhile` (the outputs this process writes: results.json, grades.csv, the overrides
+        template) runs here while the children render, rather than after them."""
         if len(results) < SERIAL_BELOW or not self._can_fork:
             _render(results, folders, out, homeworks, rubric, advance)
             if also is not None:
