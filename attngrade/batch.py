@@ -26,7 +26,6 @@ from .keys import load_keys
 from .lms import read_roster, unmatched
 from .output import folder_names, grades_csv, results_json, write_atomic
 from .overrides import apply as apply_overrides
-from .scale import LARGE_CLASS
 from .overrides import load as load_overrides
 from .overrides import template, write_template
 from .problems import BUNDLED, Bank
@@ -34,6 +33,7 @@ from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
 from .runfolder import check_only_outputs, staged
+from .scale import LARGE_CLASS
 
 log = logging.getLogger(__name__)
 
@@ -116,21 +116,21 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     batch = Batch()
     progress = progress or Quiet()
     passed_over: list[Path] = []
+    processes = default_workers() if workers is None else workers
+    served = False  # whether the run stage's workers come from the fork server
+
+    def found(count: int) -> None:  # before any submission is read
+        nonlocal served
+        if reports is not None:
+            reports.start(count)
+        if runner is None and processes > 1 and count >= LARGE_CLASS:
+            served = start_fork_server()
+
     with _timed(batch.timings, "plan"):
-        served = [False]  # whether the run stage's workers come from the fork server
-
-        def found(count: int) -> None:  # before any submission is read
-            if reports is not None:
-                reports.start(count)
-            pooled = (default_workers() if workers is None else workers) > 1
-            if runner is None and pooled and count >= LARGE_CLASS:
-                served[0] = start_fork_server()
-
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
                          found=found, lazy_from=LARGE_CLASS)
         progress.stage(f"reading {len(items)} submissions", len(items))
-        planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats,
-                             default_workers() if workers is None else workers, progress.advance)
+        planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
     if freeze and len(items) < LARGE_CLASS:
         # What the plan read stays alive to the end of the run: out of the cyclic collector's
         # reach, its full collections stop walking it again and again (they cost assemble
@@ -142,7 +142,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     _check_gold_names(gold or {}, planned.assignments)
     with _timed(batch.timings, "run"):
         progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
-        runner = runner or executor(workers, budget, from_server=served[0])
+        runner = runner or executor(processes, budget, from_server=served)
         if hasattr(runner, "on_done"):
             runner = replace(runner, on_done=progress.advance)
         outcomes = run_tasks(planned.tasks, planned.assignments, runner)
@@ -195,6 +195,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         batch.results = apply_overrides(batch.results, decisions, group_of)
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
+
         def overrides_template() -> None:
             batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
                                                                   homeworks), shown=out))

@@ -97,10 +97,7 @@ class ReportPool:
                  for i in range(0, len(results), CHUNK)]
         if page_here:
             also.write(results, folders, homeworks)
-        if meanwhile is not None:
-            meanwhile()
-        for done in as_completed(jobs):
-            advance(done.result())
+        _collect(jobs, meanwhile, advance)
 
 
 @dataclass(frozen=True)
@@ -161,14 +158,19 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
             # The class page is the longest single job: first in the queue, so it ends with the reports.
             jobs = [pool.submit(_inherited_page)] if job.page is not None else []
             jobs += [pool.submit(_inherited_chunk, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
-            if meanwhile is not None:
-                meanwhile()
-            for done in as_completed(jobs):
-                advance(done.result())
+            _collect(jobs, meanwhile, advance)
     finally:
         if thawed:
             gc.unfreeze()
         _INHERITED = None
+
+
+def _collect(jobs: list, meanwhile: Callable[[], None] | None, advance: Callable[[int], None]) -> None:
+    """This process's own outputs while the children render, then each job's count as it ends."""
+    if meanwhile is not None:
+        meanwhile()
+    for done in as_completed(jobs):
+        advance(done.result())
 
 
 def _inherited_page() -> int:

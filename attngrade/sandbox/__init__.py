@@ -142,10 +142,8 @@ def prestart() -> None:
 
 
 def _start_locked() -> None:
-    if os.environ.get(ENV_SOCKET) and _started.get("pid") == os.getpid():
-        return
-    if os.environ.get(ENV_SOCKET) and _started.get("pid") != os.getpid():
-        return  # inherited from the process that started it (a forked worker): its zygote serves us too
+    if os.environ.get(ENV_SOCKET):
+        return  # started here, or by the process this one was forked from (or given the socket by): it serves us
     folder = tempfile.mkdtemp(prefix="attngrade-zygote-")
     path = os.path.join(folder, "sock")
     try:
