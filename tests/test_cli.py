@@ -130,6 +130,22 @@ def test_the_program_is_main_with_a_frozen_exit(monkeypatch, capsys):
     assert "no-such-homework" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, imported", [(["check", "x.yaml"], "attngrade.selfcheck"),
+                                             (["run", "class", "-o", "out"], "attngrade.batch"),
+                                             (["--version"], None)])
+def test_the_program_imports_its_command_without_the_collector(argv, imported):
+    # In a fresh interpreter: what the command runs is imported, frozen, and the collector is on again.
+    code = ("import gc, sys; from attngrade.cli import import_library; "
+            f"import_library({argv!r}); "
+            "print(gc.isenabled(), gc.get_freeze_count() > 0, 'sympy' in sys.modules, "
+            "sorted(m for m in sys.modules if m in ('attngrade.selfcheck', 'attngrade.batch')))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    enabled, frozen, sympy, modules = shown.strip().split(maxsplit=3)
+    assert enabled == "True"
+    assert frozen == str(imported is not None) and sympy == str(imported is not None)
+    assert modules == (f"['{imported}']" if imported else "[]")
+
+
 def test_grading_a5_never_imports_torch(root):
     code = (
         "import sys; from attngrade.selfcheck import check; "
