@@ -23,6 +23,7 @@ def environment() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # the templates ship with the package: no stat of their files per report
     )
     env.filters["points"] = lambda x: f"{round(x, 2):g}"  # two decimals for reading; JSON keeps them exact
     env.filters["percent"] = lambda x: f"{100 * x:.1f}%"
