@@ -258,6 +258,17 @@ def _handle(conn_fd_in: int, conn_fd_out: int) -> None:
         pass
 
 
+def _remove_socket(path: str) -> None:
+    """The socket, and its folder if nothing else is in it: a grader that was killed (or a forked
+    process that ended with os._exit) never ran the cleanup it registered."""
+    for remove in (os.unlink, os.rmdir):
+        try:
+            remove(path)
+        except OSError:
+            return
+        path = os.path.dirname(path)
+
+
 def serve(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".new")
@@ -269,6 +280,7 @@ def serve(path: str) -> None:
         ready, _, _ = select.select([listener, sys.stdin], [], [], 0.5)
         _reap(linger=0)  # supervisors that are done (waited for, so their CPU time is counted upwards)
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1024):
+            _remove_socket(path)
             return  # whoever started us is gone
         if listener in ready:
             conn, _ = listener.accept()

@@ -45,3 +45,23 @@ def test_without_a_socket_one_is_started(monkeypatch):
     sandbox._start_locked()
     assert len(calls) == 1 and os.environ[sandbox.ENV_SOCKET].endswith("/sock")
     os.rmdir(os.path.dirname(os.environ[sandbox.ENV_SOCKET]))
+
+
+def test_a_zygote_whose_grader_is_gone_removes_its_socket_and_folder(tmp_path):
+    # The grader's own cleanup runs at exit; one killed (or a forked process ending with
+    # os._exit) never runs it, and the zygote, seeing its stdin closed, cleans up for it.
+    pytest.importorskip("torch")
+    import sys
+
+    folder = tmp_path / "attngrade-zygote-test"
+    folder.mkdir()
+    sock = folder / "sock"
+    proc = subprocess.Popen([sys.executable, "-m", "attngrade.sandbox.zygote", str(sock)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=sandbox._zygote_env(), cwd=folder)
+    try:
+        assert proc.stdout.readline().strip() == b"ready" and sock.exists()
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    assert not sock.exists() and not folder.exists()
