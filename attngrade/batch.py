@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -200,17 +201,22 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
             batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
                                                                   homeworks), shown=out))
 
+        # staged() hands back OUT itself when OUT cannot be replaced whole: its files are then
+        # written one by one, each atomically.
+        fresh = stage != Path(os.path.abspath(out))
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports, meanwhile=overrides_template)
+                      workers=workers, reports=reports, meanwhile=overrides_template, fresh=fresh)
     return batch
 
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
                   rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
-                  reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None) -> None:
+                  reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None,
+                  fresh: bool = False) -> None:
     """results.json, grades.csv, a report per student and the class page; `meanwhile` is
-    called with the tables, while report processes render (this process would only wait)."""
+    called with the tables, while report processes render (this process would only wait).
+    `fresh`: `out` is a folder made for this run, switched in whole (reports written in place)."""
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     advance = progress.advance if progress is not None else (lambda count=1: None)
@@ -223,5 +229,5 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
 
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
                   advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports,
-                  meanwhile=tables)
+                  meanwhile=tables, fresh=fresh)
 
