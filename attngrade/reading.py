@@ -41,10 +41,12 @@ class FieldError(Exception):
         self.field = field
 
 
-def read_field(part: Part, field: Field, raw: Any, folder: Path | None = None) -> Any:
-    """The typed value of one field's raw answer (files are looked up in `folder`)."""
+def read_field(part: Part, field: Field, raw: Any, folder: Path | None = None,
+               files: dict[tuple[str, str], "FileReading"] | None = None) -> Any:
+    """The typed value of one field's raw answer (files are looked up in `folder`; `files`: the
+    readings of files read before, by name and content hash, see `read_file`)."""
     if field.kind == "file":
-        return read_file(part, field, raw, folder)
+        return read_file(part, field, raw, folder, files)
     reader = {"math": _read_math, "bool": _read_bool, "choice": _read_choice, "text": _read_text,
               "number": read_number}.get(field.kind)
     if reader is None:
@@ -261,8 +263,13 @@ def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
     return NumberReading(value, raw.strip(), percent_sign=bool(m.group(2)))
 
 
-def read_file(part: Part, field: Field, raw: Any, folder: Path | None) -> FileReading:
-    """A regular file inside the submission folder, by name; never a link, never outside it."""
+def read_file(part: Part, field: Field, raw: Any, folder: Path | None,
+              files: dict[tuple[str, str], FileReading] | None = None) -> FileReading:
+    """A regular file inside the submission folder, by name; never a link, never outside it.
+
+    With `files`, a file whose name and content were read before is that reading (a class
+    hands in many copies of one file: it is decoded and compressed once), and a new one is
+    added to it."""
     name = raw if isinstance(raw, str) and raw.strip() else field.filename
     if folder is None:
         raise FieldError(part.id, field.name, f"needs the file {name}: submit a folder holding your answers "
@@ -290,10 +297,16 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None) -> FileRe
     if size > field.max_bytes:
         raise FieldError(part.id, field.name, f"{name} is {size} bytes; at most {field.max_bytes} are read")
     data = path.read_bytes()
+    sha256 = hashlib.sha256(data).hexdigest()
+    if files is not None and (name, sha256) in files:
+        return files[(name, sha256)]
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise FieldError(part.id, field.name, f"{name}: byte {err.start} is not UTF-8 text") from None
     if "\x00" in text:
         raise FieldError(part.id, field.name, f"{name} contains NUL bytes; it is not a text file")
-    return FileReading.of(name, text, hashlib.sha256(data).hexdigest())
+    reading = FileReading.of(name, text, sha256)
+    if files is not None:
+        files[(name, sha256)] = reading
+    return reading

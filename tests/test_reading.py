@@ -1,11 +1,14 @@
-"""A file reading keeps its text compressed and gives it back unchanged."""
+"""A file reading keeps its text compressed and gives it back unchanged; a copy of a file read before is that reading."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-from attngrade.reading import FileReading
+import pytest
+
+from attngrade.problems import BUNDLED
+from attngrade.reading import FieldError, FileReading, read_file
 
 PREDICTIONS = Path(__file__).resolve().parent.parent / "examples" / "cs224n-w21-a5" / "parachutel" / \
     "vanilla.nopretrain.dev.predictions"
@@ -26,3 +29,26 @@ def test_line_counts_of_short_files():
     assert FileReading.of("a", "x", "0").lines == 1
     assert FileReading.of("a", "x\n", "0").lines == 1
     assert FileReading.of("a", "x\ny", "0").lines == 2
+
+
+def test_a_copy_of_a_file_read_before_is_that_reading_and_a_changed_one_is_new(tmp_path):
+    part = next(p for p in BUNDLED.load_homework("cs224n-w21-a5").parts if any(f.kind == "file" for f in p.fields))
+    field = next(f for f in part.fields if f.kind == "file")
+    one, two, three, broken = (tmp_path / name for name in ("one", "two", "three", "broken"))
+    for folder in (one, two, three, broken):
+        folder.mkdir()
+    data = PREDICTIONS.read_bytes()
+    (one / field.filename).write_bytes(data)
+    (two / field.filename).write_bytes(data)
+    (three / field.filename).write_bytes(data + b"Paris\n")
+    (broken / field.filename).write_bytes(b"\xff" + data)
+    files: dict = {}
+    first = read_file(part, field, None, one, files)
+    assert read_file(part, field, None, two, files) is first
+    changed = read_file(part, field, None, three, files)
+    assert changed is not first and changed.text == first.text + "Paris\n"
+    assert files == {(field.filename, first.sha256): first, (field.filename, changed.sha256): changed}
+    for _ in range(2):  # an unreadable file is never remembered: each student is told
+        with pytest.raises(FieldError, match="not UTF-8"):
+            read_file(part, field, None, broken, files)
+    assert len(files) == 2

@@ -378,8 +378,8 @@ class _Reader:
                 folder = code_folder(folder, field.filename, raw)  # code files: at any depth
             except SubmissionError as err:
                 raise FieldError(part.id, name, str(err)) from None
-            reading = read_field(part, field, raw, folder)  # read for every student: the file is the answer
-            return self._files.setdefault((reading.name, reading.sha256), reading)  # its text held once
+            # Read for every student (the file is the answer); a copy of a file read before is that reading.
+            return read_field(part, field, raw, folder, self._files)
         memo_key = (homework, part.id, name, type(raw).__name__,
                     raw if isinstance(raw, (str, int, float, bool)) else safe_text(raw, 100_000))
         self.stats.reads += 1
