@@ -1,4 +1,4 @@
-"""A file reading keeps its text compressed and gives it back unchanged; a copy of a file read before is that reading."""
+"""A file reading keeps its text compressed and gives it back whole; a copy of a file read before is that reading."""
 
 from __future__ import annotations
 
