@@ -51,15 +51,18 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def folder_names(results: Iterable[Result]) -> list[str]:
-    """A safe, unique folder name per result (student ids are untrusted text)."""
-    seen: dict[str, int] = {}
+    """A safe folder name per result, unique even where a file system ignores case (student
+    ids are untrusted text: 'a b', 'a_b' and 'a_b-2' must not share a folder, and so a report)."""
+    taken: set[str] = set()  # names so far, lower-cased
     names = []
     for result in results:
-        base = _UNSAFE.sub("_", result.student).strip("._") or "student"
-        base = base[:80]
-        count = seen.get(base, 0)
-        seen[base] = count + 1
-        names.append(base if count == 0 else f"{base}-{count + 1}")
+        base = (_UNSAFE.sub("_", result.student).strip("._") or "student")[:80]
+        name, n = base, 1
+        while name.lower() in taken:
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name.lower())
+        names.append(name)
     return names
 
 

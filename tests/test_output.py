@@ -5,7 +5,11 @@ from __future__ import annotations
 import csv
 import io
 
-from attngrade.output import grades_csv
+import json
+from pathlib import Path
+
+from attngrade.cli import main
+from attngrade.output import folder_names, grades_csv
 from attngrade.problems import BUNDLED
 from attngrade.records import Result, Verdict
 
@@ -28,3 +32,29 @@ def test_grades_csv_yields_one_complete_record_per_student():
     assert rows[0]["1b"] == "4" and rows[1]["1b"] == "1.5" and rows[2]["1b"] == ""
     assert rows[2]["error"] == "not YAML"
     assert list(rows[0])[:3] == ["student", "homework", A5.parts[0].id]
+
+
+def _named(*students: str) -> list[Result]:
+    return [Result(student=s, homework="cs224n-w21-a5", score=0.0, max_score=1.0) for s in students]
+
+
+def test_folder_names_are_unique_even_where_case_is_ignored():
+    # 'a b' becomes a_b, so the third student's own id must not land in the second one's folder.
+    assert folder_names(_named("a b", "a_b", "a_b-2")) == ["a_b", "a_b-2", "a_b-2-2"]
+    assert folder_names(_named("Alice", "alice", "ALICE")) == ["Alice", "alice-2", "ALICE-3"]
+    assert folder_names(_named("x", "x", "../x", "")) == ["x", "x-2", "x-3", "student"]
+
+
+def test_students_whose_ids_clash_as_folders_each_get_their_own_report(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    cls = tmp_path / "class"
+    cls.mkdir()
+    body = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8")
+    for n, student in enumerate(("a b", "a_b", "a_b-2")):
+        (cls / f"s{n}.yaml").write_text(body.replace("student: full-marks", f"student: '{student}'"), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(cls), "-o", str(out), "--solutions", str(root / "solutions"), "--workers", "1"]) == 0
+    listed = [r["student"] for r in json.loads((out / "results.json").read_text(encoding="utf-8"))]
+    assert sorted(listed) == ["a b", "a_b", "a_b-2"]
+    for student, folder in zip(listed, folder_names(_named(*listed))):
+        assert f"{student}</" in (out / folder / "report.html").read_text(encoding="utf-8")
