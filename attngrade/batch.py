@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import sys
 import time
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 from .errors import ConfigError, SubmissionError
 from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
                       start_fork_server)
+from .grading.execute import settle
 from .grading import run as run_tasks
 from .grading.shards import plan_split
 from .checkers.accuracy import gold_names
@@ -33,7 +33,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import check_only_outputs, staged
+from .runfolder import check_only_outputs, is_fresh, staged
 from .scale import LARGE_CLASS
 
 log = logging.getLogger(__name__)
@@ -194,6 +194,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                     for gs in by_part.values() for g in gs for member in g.members}
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
+    settle()  # the run stage's pool, joined in the background: done before report processes fork
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
 
@@ -201,11 +202,8 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
             batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
                                                                   homeworks), shown=out))
 
-        # staged() hands back OUT itself when OUT cannot be replaced whole: its files are then
-        # written one by one, each atomically.
-        fresh = stage != Path(os.path.abspath(out))
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports, meanwhile=overrides_template, fresh=fresh)
+                      workers=workers, reports=reports, meanwhile=overrides_template, fresh=is_fresh(stage, out))
     return batch
 
 

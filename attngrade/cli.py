@@ -118,7 +118,10 @@ _LIBRARY = {"check": "selfcheck", "run": "batch", "autograder": "gradescope", "g
 
 def entry() -> int:
     """The `grade` program (and `python -m attngrade`): main(), then an exit without the last collections."""
-    import_library(sys.argv[1:])
+    try:
+        import_library(sys.argv[1:])
+    except KeyboardInterrupt:
+        return 130
     code = main()
     # At exit the interpreter collects every cycle once more; with sympy loaded that costs ~50 ms
     # of a ~0.4 s `grade check` and frees nothing the OS does not take back anyway. Frozen objects
@@ -135,18 +138,20 @@ def import_library(argv: list[str]) -> None:
     cost ~55 ms of a ~0.4 s `grade check`. Frozen, no later collection walks them either. An
     import that fails is left for the command itself to make (and report)."""
     command = next((arg for arg in argv if not arg.startswith("-")), None)
-    if command not in _LIBRARY:
-        return
+    if command not in _LIBRARY or {"-h", "--help"} & set(argv):
+        return  # nothing to run, or only its help to print
     import importlib
 
+    collecting = gc.isenabled()
     gc.disable()
     try:
         importlib.import_module(f"{__package__}.{_LIBRARY[command]}")
-    except ImportError:
+    except Exception:  # noqa: BLE001 - main() imports it again, and reports what is wrong
         pass
     finally:
         gc.freeze()
-        gc.enable()
+        if collecting:
+            gc.enable()
 
 
 def main(argv: list[str] | None = None) -> int:

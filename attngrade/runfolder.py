@@ -68,6 +68,12 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
         _switch(stage, out, started)
 
 
+def is_fresh(stage: Path, out: Path) -> bool:
+    """Whether the folder `staged(out)` gave is one it made for this run (no reader sees it
+    before it is complete) rather than OUT itself, written in place."""
+    return stage != Path(os.path.abspath(out))
+
+
 def _in_place(out: Path) -> bool:
     """OUT that two renames cannot replace: a mount point (docker -v), a link, or a parent we may not write."""
     return out.exists() and (os.path.ismount(out) or out.is_symlink() or not os.access(out.parent, os.W_OK))

@@ -132,7 +132,7 @@ def test_the_program_is_main_with_a_frozen_exit(monkeypatch, capsys):
 
 @pytest.mark.parametrize("argv, imported", [(["check", "x.yaml"], "attngrade.selfcheck"),
                                              (["run", "class", "-o", "out"], "attngrade.batch"),
-                                             (["--version"], None)])
+                                             (["--version"], None), (["check", "--help"], None)])
 def test_the_program_imports_its_command_without_the_collector(argv, imported):
     # In a fresh interpreter: what the command runs is imported, frozen, and the collector is on again.
     code = ("import gc, sys; from attngrade.cli import import_library; "

@@ -145,14 +145,32 @@ class WorkerPool:
         return worker_died()
 
 
+_RETIRING: list[threading.Thread] = []
+_SETTLE_AT_EXIT: list[bool] = []  # registered once, after pebble's own exit handler (so it runs first)
+
+
 def _retire(pool: Any) -> None:
-    """Stop a pool whose every task is done, and join it off this thread.
+    """Stop a pool whose every task is done, and join it off this thread (see `settle`).
 
     pebble's pool threads look at the pool's state every 0.1 s, so joining here costs 50-90 ms
     of a run stage that takes ~0.3 s for 1,000 students; the workers are idle by now, and the
     join (which ends them) needs nothing from this thread."""
     pool.stop()
-    threading.Thread(target=pool.join, name="attngrade-pool-join", daemon=True).start()
+    if not _SETTLE_AT_EXIT:
+        import atexit
+
+        atexit.register(settle)
+        _SETTLE_AT_EXIT.append(True)
+    joining = threading.Thread(target=pool.join, name="attngrade-pool-join", daemon=True)
+    _RETIRING.append(joining)
+    joining.start()
+
+
+def settle() -> None:
+    """Wait for the pools being joined in the background: before forking (a child must not be
+    made while another thread stops workers) and at exit."""
+    while _RETIRING:
+        _RETIRING.pop().join()
 
 
 BATCH = 32  # most tasks sent to a worker at once: a round trip costs about what a quick check does

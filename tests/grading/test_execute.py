@@ -58,17 +58,16 @@ def test_trivial_checks_done_here_while_workers_check_give_the_same_outcomes(pla
 
 
 def test_a_finished_pool_leaves_no_worker_behind(planned):
-    # run() returns without waiting for pebble to notice the pool stopped; its workers still end.
+    # run() returns without waiting for pebble to notice the pool stopped; settle() (called
+    # before report processes fork, and at exit) waits for that, and the workers are gone.
     import multiprocessing
 
-    assert WorkerPool(2, 2.0).run(_quick(planned), planned.assignments)
-    def joining() -> list:
-        return [t for t in threading.enumerate() if t.name == "attngrade-pool-join"]
+    from attngrade.grading.execute import settle
 
-    deadline = time.monotonic() + 10
-    while (multiprocessing.active_children() or joining()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert multiprocessing.active_children() == [] and joining() == []
+    assert WorkerPool(2, 2.0).run(_quick(planned), planned.assignments)
+    settle()
+    assert multiprocessing.active_children() == []
+    assert not [t for t in threading.enumerate() if t.name == "attngrade-pool-join"]
 
 
 def test_workers_started_by_the_fork_server_give_the_same_outcomes(planned):
