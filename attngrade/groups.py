@@ -73,27 +73,34 @@ def answer_groups(results: Iterable[Result], parts: dict[str, Part]) -> dict[str
     """Groups per part id, largest first; only parts that were answered."""
     groups: dict[str, dict[str, Group]] = {}
     prints: dict[tuple[str, str, str], str] = {}
+    known: dict[int, str] = {}  # id(verdict) -> its group: students with equal answers share a Verdict
     for result in results:
         for verdict in result.parts:
             part = parts.get(verdict.part)
             if part is None or not verdict.values:
                 continue
-            pieces = []
-            for name in sorted(verdict.values):
-                reading = verdict.values[name]
-                memo = (verdict.part, name, _identity(reading))
-                if memo not in prints:
-                    prints[memo] = fingerprint(part, name, reading)
-                pieces.append(f"{name}={prints[memo]}")
-            for name in sorted(set(verdict.answers) - set(verdict.values)):
-                # written but unreadable: not the same as left blank, and two typos are two answers
-                text = verdict.answers[name]
-                pieces.append(f"{name}=unreadable:{hashlib.sha256(text.encode()).hexdigest()[:12]}")
-            gid = group_id(verdict.part, "|".join(pieces))
+            gid = known.get(id(verdict))
+            if gid is None:
+                gid = known[id(verdict)] = _group_of(verdict, part, prints)
             group = groups.setdefault(verdict.part, {}).setdefault(gid, Group(verdict.part, gid))
             group.members.append(result.student)
             group.example = group.example or verdict
     return {pid: sorted(g.values(), key=lambda g: (-g.count, g.id)) for pid, g in groups.items()}
+
+
+def _group_of(verdict: Verdict, part: Part, prints: dict[tuple[str, str, str], str]) -> str:
+    pieces = []
+    for name in sorted(verdict.values):
+        reading = verdict.values[name]
+        memo = (verdict.part, name, _identity(reading))
+        if memo not in prints:
+            prints[memo] = fingerprint(part, name, reading)
+        pieces.append(f"{name}={prints[memo]}")
+    for name in sorted(set(verdict.answers) - set(verdict.values)):
+        # written but unreadable: not the same as left blank, and two typos are two answers
+        text = verdict.answers[name]
+        pieces.append(f"{name}=unreadable:{hashlib.sha256(text.encode()).hexdigest()[:12]}")
+    return group_id(verdict.part, "|".join(pieces))
 
 
 def _identity(reading: Any) -> str:
