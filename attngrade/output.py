@@ -49,11 +49,17 @@ os.umask(_UMASK)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
+# The files a run writes at the top of OUT, beside the students' folders (and what a run reads
+# back from there: see runfolder).
+OUTPUT_FILES = frozenset({"results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml",
+                          ".overrides.sha256"})
+
 
 def folder_names(results: Iterable[Result]) -> list[str]:
     """A safe folder name per result, unique even where a file system ignores case (student
-    ids are untrusted text: 'a b', 'a_b' and 'a_b-2' must not share a folder, and so a report)."""
-    taken: set[str] = set()  # names so far, lower-cased
+    ids are untrusted text: 'a b', 'a_b' and 'a_b-2' must not share a folder, and so a report),
+    and never the name of a file the run writes beside the folders (a student 'index.html')."""
+    taken = {name.lower() for name in OUTPUT_FILES}  # and names so far, lower-cased
     names = []
     for result in results:
         base = (_UNSAFE.sub("_", result.student).strip("._") or "student")[:80]

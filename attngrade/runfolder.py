@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import ConfigError
+from .output import OUTPUT_FILES
 
-# What a run writes into OUT; anything else there (a decisions file, notes) is someone's, and
-# is moved into the new OUT at the switch.
-OUTPUT_FILES = {"results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml",
-                ".overrides.sha256"}
+# What a run writes into OUT (output.OUTPUT_FILES, and report.html in each student's folder);
+# anything else there (a decisions file, notes) is someone's, and is moved into the new OUT at
+# the switch.
 CARRIED = ("overrides.yaml", ".overrides.sha256")  # a person's edits to keep across runs
 
 
@@ -138,24 +138,57 @@ def check_only_outputs(out: Path) -> None:
 
 def _carry_foreign(src: Path, dst: Path) -> None:
     """Move what a person put into the old OUT (their notes, a decisions file, a file beside a
-    student's report) into the new one; a name the new run also wrote is kept as NAME.kept."""
+    student's report) into the new one; a name the new run also wrote is kept as NAME.kept.
+
+    What a run writes is known by place, not by name alone: the files of OUTPUT_FILES at the
+    top, report.html in a student's folder (and their temporary files). A person's own
+    grades.csv in a folder of theirs is theirs, and a student's old report is never carried
+    (their folder may have moved: another student's id now takes its name)."""
     for entry in src.iterdir():
-        target = dst / entry.name
-        if entry.is_dir() and not entry.is_symlink() and target.is_dir():
-            _carry_foreign(entry, target)  # a student's folder: keep what is not the report
+        if _written(entry, _TOP):
             continue
-        if _is_output(entry):
-            continue
-        while target.exists():
-            target = target.with_name(target.name + ".kept")
-        os.rename(entry, target)
+        if entry.is_dir() and not entry.is_symlink():
+            _carry_folder(entry, dst / entry.name)
+        else:
+            _move(entry, dst / entry.name)
 
 
-def _is_output(entry: Path) -> bool:
-    if entry.is_dir() and not entry.is_symlink():  # a student's folder that holds their report only
-        return all(_is_output(p) for p in entry.iterdir())
-    return entry.name in OUTPUT_FILES or entry.name == "report.html" or entry.name.startswith(
-        (".results.json.", ".grades.csv.", ".index.html.", ".overrides.", ".report.html."))
+def _carry_folder(src: Path, dst: Path) -> None:
+    """A folder at the top of the old OUT: a student's (keep what is not their report) or the person's."""
+    entries = list(src.iterdir())
+    kept = [e for e in entries if not _written(e, _STUDENT)]
+    if entries and not kept:
+        return  # a student's folder holding only what the run wrote
+    if not dst.exists():
+        if not entries:
+            _move(src, dst)  # an empty folder someone made
+            return
+        dst.mkdir()
+    elif not dst.is_dir() or dst.is_symlink():
+        dst = _free(dst)
+        dst.mkdir()
+    for entry in kept:
+        _move(entry, dst / entry.name)
+
+
+def _move(entry: Path, target: Path) -> None:
+    os.rename(entry, _free(target))
+
+
+def _free(target: Path) -> Path:
+    while target.exists() or target.is_symlink():
+        target = target.with_name(target.name + ".kept")
+    return target
+
+
+# The names a run writes (output.write_atomic's temporary files too: "." + name + "." + 8 characters).
+_TOP = re.compile(r"^(?:%s)$|^\.(?:%s)\.[a-z0-9_]{8}$" % (
+    "|".join(re.escape(n) for n in sorted(OUTPUT_FILES)), "|".join(re.escape(n) for n in sorted(OUTPUT_FILES))))
+_STUDENT = re.compile(r"^report\.html$|^\.report\.html\.[a-z0-9_]{8}$")
+
+
+def _written(entry: Path, names: re.Pattern) -> bool:
+    return not entry.is_dir() and not entry.is_symlink() and names.match(entry.name) is not None
 
 
 def glob_escape(name: str) -> str:

@@ -226,6 +226,46 @@ def test_a_file_beside_a_students_report_is_kept(tmp_path):
     assert (out / "full-marks" / "report.html").is_file()
 
 
+def test_a_persons_files_named_like_outputs_are_theirs_and_old_reports_are_not_carried(tmp_path):
+    # What a run wrote is known by place: a grades.csv in a folder of the person's is theirs,
+    # an empty folder is theirs, and a student's old report never outlives the run it was for.
+    cls = tmp_path / "class"
+    cls.mkdir()
+    body = (EXAMPLES / "full-marks.yaml").read_text(encoding="utf-8")
+    for student in ("bob", "carol"):
+        (cls / f"{student}.yaml").write_text(body.replace("student: full-marks", f"student: {student}"))
+    out = tmp_path / "out"
+    assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
+    (out / "week1").mkdir()
+    (out / "week1" / "grades.csv").write_text("mine")
+    (out / "week1" / "index.html").write_text("mine too")
+    (out / "empty").mkdir()
+    (out / "carol" / "notes.txt").write_text("regrade 1a")
+    (out / "report.html").write_text("a page of my own")
+    (cls / "carol.yaml").unlink()  # carol leaves the class: her folder keeps only the note
+    assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
+    assert (out / "week1" / "grades.csv").read_text() == "mine"
+    assert (out / "week1" / "index.html").read_text() == "mine too"
+    assert (out / "empty").is_dir()
+    assert (out / "report.html").read_text() == "a page of my own"
+    assert sorted(p.name for p in (out / "carol").iterdir()) == ["notes.txt"]
+    assert (out / "bob" / "report.html").is_file()
+
+
+def test_a_student_named_like_an_output_file_gets_a_folder_of_their_own(tmp_path):
+    cls = tmp_path / "class"
+    cls.mkdir()
+    body = (EXAMPLES / "full-marks.yaml").read_text(encoding="utf-8")
+    for n, student in enumerate(("index.html", "GRADES.CSV", "overrides.new.yaml")):
+        (cls / f"s{n}.yaml").write_text(body.replace("student: full-marks", f"student: '{student}'"))
+    out = tmp_path / "out"
+    done = subprocess.run(command(cls, out), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (out / "index.html").is_file() and (out / "grades.csv").is_file()
+    for folder in ("index.html-2", "GRADES.CSV-2", "overrides.new.yaml-2"):
+        assert (out / folder / "report.html").is_file()
+
+
 def test_a_second_run_into_the_same_folder_is_refused_while_the_first_writes(tmp_path):
     import fcntl
 

@@ -43,6 +43,8 @@ def test_folder_names_are_unique_even_where_case_is_ignored():
     assert folder_names(_named("a b", "a_b", "a_b-2")) == ["a_b", "a_b-2", "a_b-2-2"]
     assert folder_names(_named("Alice", "alice", "ALICE")) == ["Alice", "alice-2", "ALICE-3"]
     assert folder_names(_named("x", "x", "../x", "")) == ["x", "x-2", "x-3", "student"]
+    assert folder_names(_named("index.html", "Results.JSON", ".overrides.sha256")) == [
+        "index.html-2", "Results.JSON-2", "overrides.sha256"]  # never a file the run writes beside them
 
 
 def test_students_whose_ids_clash_as_folders_each_get_their_own_report(tmp_path):
