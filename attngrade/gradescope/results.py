@@ -84,7 +84,7 @@ def results(result: Result, selfcheck: Result, ctx: Context, execution_time: flo
     tests.append({
         "name": FLAGS_TEST,
         "status": "failed" if flags else "passed",
-        "output": (_list(flags) if flags else "<p>No integrity flags.</p>"),
+        "output": (_list_text(flags) if flags else "<p>No integrity flags.</p>"),  # flags quote student text
         "output_format": FORMAT,
         "visibility": "hidden",
     })

@@ -173,3 +173,18 @@ def test_every_carrier_is_found_and_graded(gradescope, autograder_zip, tmp_path,
     assert run_gradescope(root) == 0
     tests = parts_by_number(gradescope.results(root))
     assert tests["1b"]["score"] == 4
+
+
+def test_integrity_flags_quoting_student_text_are_escaped_for_staff():
+    # A flag quotes what the student wrote (a file name, a reported accuracy); staff read it as text.
+    from attngrade.gradescope.results import FLAGS_TEST, Context, results
+    from attngrade.problems import load_homework
+    from attngrade.records import Result, Verdict
+
+    homework = load_homework("cs224n-w21-a5")
+    hostile = "2g.i: <img src=x onerror=alert(1)> scores as well as the vanilla model"
+    verdict = Verdict("2g.i", 0.0, 2.0, "correct", (), evidence={"flags": [hostile]})
+    result = Result(student="mallory", homework=homework.id, score=0.0, max_score=2.0, parts=(verdict,))
+    (flags,) = [t for t in results(result, result, Context(homework))["tests"] if t["name"] == FLAGS_TEST]
+    assert "<img" not in flags["output"]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in flags["output"]
