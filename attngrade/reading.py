@@ -21,6 +21,7 @@ from .errors import MathError
 from .mathlang import Value, parse
 from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
+from .rawtext import safe_text  # noqa: F401 - where the rest of attngrade finds it
 from .records import Field, Part
 
 # A yes/no question is answered in words as often as with yes or no ("Could c_2 approximate
@@ -169,17 +170,6 @@ def _read_text(part: Part, field: Field, raw: Any) -> str:
     if len(text) > field.max_length:
         raise FieldError(part.id, field.name, f"the answer is longer than the {field.max_length} characters read")
     return text
-
-
-def safe_text(raw: Any, size: int = 2000) -> str:
-    """A bounded text form of any raw YAML value (a huge int has no decimal str())."""
-    if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw).bit_length() > 4000:
-        return f"<an integer of {abs(raw).bit_length()} bits>"
-    try:
-        text = raw if isinstance(raw, str) else str(raw)
-    except (ValueError, RecursionError):
-        return f"<a {type(raw).__name__} too large to show>"
-    return text if len(text) <= size else text[:size] + "..."
 
 
 def _yaml_kind(raw: Any) -> str:

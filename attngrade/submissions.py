@@ -21,6 +21,7 @@ import yaml
 
 from .errors import SubmissionError
 from .formats import MAX_BYTES, READ, is_answers_format, read_carrier
+from .rawtext import safe_text
 from .records import Submission
 
 MAX_YAML_BYTES = 2_000_000
@@ -130,7 +131,7 @@ def load_submission(path: Path, homework: str | None = None, bank: Any = None) -
     data = read_yaml(file)
     if not isinstance(data, dict):
         raise SubmissionError("expected a mapping with 'homework' and 'answers'", path=str(file))
-    unknown = sorted(set(map(str, data)) - {"homework", "student", "answers"})
+    unknown = sorted(set(map(safe_text, data)) - {"homework", "student", "answers"})
     named = data.get("homework", homework)
     if not isinstance(named, str) or not named.strip():
         raise SubmissionError("the file does not say which homework it answers (add 'homework: <id>')",
@@ -143,9 +144,9 @@ def load_submission(path: Path, homework: str | None = None, bank: Any = None) -
     student = data.get("student", default_student)
     notes = tuple(f"unknown top-level key '{k}' was ignored" for k in unknown)
     return Submission(
-        student=str(student).strip() or default_student,
+        student=safe_text(student, 200).strip() or default_student,
         homework=named.strip(),
-        answers={str(k): v for k, v in answers.items()},
+        answers={safe_text(k, 200): v for k, v in answers.items()},
         path=file,
         folder=folder,
         notes=notes,

@@ -203,6 +203,7 @@ EXPECT: dict[str, object] = {
     "yaml-3mb": ("error", ["3145728 bytes; at most 2000000 are read"]),
     "homework-name-injection": ("error", ["unknown homework", "the bank has: cs224n-w21-a5"]),
     "answers-fifo": ("error", ["answers.yaml: is not a regular file (a folder, pipe or device)"]),
+    "notebook-number-in-source": ("error", ["cell 1: its source is not text", "save it again"]),
     "symlink-answers-yaml": ("error", ["answers.yaml: is a link; submit the answers file itself"]),
     "eval-injection-every-kind": {
         "1a": ({"manual"}, []),  # text is kept as text, for a person (and escaped in the report)

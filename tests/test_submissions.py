@@ -74,3 +74,32 @@ def test_discover_a_class_folder(root):
     folders = [p for p in found if p.is_dir()]
     assert len(files) >= 6 and all(p.suffix == ".yaml" for p in files)
     assert {"parachutel", "SarahLuym"} <= {p.name for p in folders}  # submission folders with their files
+
+
+def test_a_huge_integer_as_student_id_or_part_id_is_shown_bounded(tmp_path):
+    # YAML reads 0xfff... as an int that has no decimal form (over 4,300 digits): no crash.
+    huge = "0x" + "f" * 5000
+    path = tmp_path / "s.yaml"
+    path.write_text(f"homework: cs224n-w21-a5\nstudent: {huge}\nanswers:\n  ? {huge}\n  : x\n  1b: C(k_a + k_b)\n")
+    submission = load_submission(path)
+    assert submission.student == "<an integer of 20000 bits>"
+    assert set(submission.answers) == {"<an integer of 20000 bits>", "1b"}
+
+
+def test_a_file_attngrade_fails_on_is_that_students_error_row(tmp_path, monkeypatch):
+    # Whatever goes wrong loading one file (a bug of ours included), the rest of the class is loaded.
+    from attngrade.grading.plan import Loading
+
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    for path in (good, bad):
+        path.write_text("homework: cs224n-w21-a5\nanswers:\n  1b: C(k_a + k_b)\n")
+
+    def load(path, **kwargs):
+        if path == bad:
+            raise RuntimeError("a bug of attngrade's")
+        return load_submission(path, **kwargs)
+
+    monkeypatch.setattr("attngrade.submissions.load_submission", load)
+    first, second = Loading([bad, good], None, None, None)
+    assert first.error and "attngrade failed to read this submission (RuntimeError" in first.error
+    assert second.student == "good" and second.answers == {"1b": "C(k_a + k_b)"}

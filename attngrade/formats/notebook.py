@@ -46,6 +46,9 @@ def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Ho
         if not isinstance(cell, dict) or cell.get("cell_type") not in ("markdown", "raw"):
             continue
         source = cell.get("source", "")
+        if isinstance(source, list) and not all(isinstance(line, str) for line in source):
+            raise SubmissionError(f"cell {number}: its source is not text (a notebook file that was edited by "
+                                  "hand?); open it in Jupyter, save it again and submit it again", path=str(path))
         source = "".join(source) if isinstance(source, list) else str(source)
         collect(source, collected, lambda b, n=number: f"cell {n}, line {b.line}", parse_yaml)
     return _submission(path, meta, homework, collected)

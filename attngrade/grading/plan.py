@@ -174,6 +174,11 @@ class Loading:
                 yield load_submission(path, homework=self.homework, bank=self.bank)
             except SubmissionError as err:
                 yield error_result(path, None, str(err))
+            except Exception as err:  # noqa: BLE001 - one file attngrade cannot read must not stop a class
+                log.debug("internal error loading %s", path, exc_info=True)
+                yield error_result(path, None, f"{path}: attngrade failed to read this submission "
+                                               f"({type(err).__name__}: {safe_text(str(err), 300)}); "
+                                               "course staff will grade it by hand")
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,

@@ -1,0 +1,16 @@
+"""Raw values from a student's file as bounded text (light: the load stage uses it too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def safe_text(raw: Any, size: int = 2000) -> str:
+    """A bounded text form of any raw YAML value (a huge int has no decimal str())."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw).bit_length() > 4000:
+        return f"<an integer of {abs(raw).bit_length()} bits>"
+    try:
+        text = raw if isinstance(raw, str) else str(raw)
+    except (ValueError, RecursionError):
+        return f"<a {type(raw).__name__} too large to show>"
+    return text if len(text) <= size else text[:size] + "..."
