@@ -155,6 +155,11 @@ def import_library(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .rawtext import UNENCODABLE
+
+    for stream in (sys.stdout, sys.stderr):  # student text is printed too (see rawtext.UNENCODABLE)
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors=UNENCODABLE)
     args = _parser().parse_args(argv)
     try:
         if args.command == "check":

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from .rawtext import UNENCODABLE
 from .records import Homework, Result
 
 
@@ -21,7 +22,7 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="", errors=UNENCODABLE) as handle:
             if isinstance(text, str):
                 handle.write(text)
             else:
@@ -40,7 +41,7 @@ def write_new(path: Path, text: str) -> None:
     chmod and rename of `write_atomic` buy nothing there; for a student's report they cost
     a third of its file-system time."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "x", encoding="utf-8", newline="") as handle:
+    with open(path, "x", encoding="utf-8", newline="", errors=UNENCODABLE) as handle:
         handle.write(text)
 
 

@@ -1,8 +1,13 @@
-"""Raw values from a student's file as bounded text (light: the load stage uses it too)."""
+"""Student text as the outputs can hold it (light: the load stage and the CLI use it too)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+# A lone surrogate (a notebook's JSON may hold "\ud800"; an undecodable byte in a file name
+# becomes one) has no UTF-8 form: outputs and the terminal write it as its escape, so such a
+# text never stops a run at its end.
+UNENCODABLE = "backslashreplace"
 
 
 def safe_text(raw: Any, size: int = 2000) -> str:

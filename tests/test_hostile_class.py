@@ -204,6 +204,7 @@ EXPECT: dict[str, object] = {
     "homework-name-injection": ("error", ["unknown homework", "the bank has: cs224n-w21-a5"]),
     "answers-fifo": ("error", ["answers.yaml: is not a regular file (a folder, pipe or device)"]),
     "notebook-number-in-source": ("error", ["cell 1: its source is not text", "save it again"]),
+    "notebook-lone-surrogate": {"1a": ({"manual"}, [])},  # a JSON "\ud800": kept, written as its escape
     "symlink-answers-yaml": ("error", ["answers.yaml: is a link; submit the answers file itself"]),
     "eval-injection-every-kind": {
         "1a": ({"manual"}, []),  # text is kept as text, for a person (and escaped in the report)
