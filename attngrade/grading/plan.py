@@ -221,26 +221,27 @@ def error_result(path: Path, homework: str | None, message: str, student: str | 
 
 
 def unique_students(items: Iterable[Submission | Result]) -> Iterator[Submission | Result]:
-    """The items with a student id each of its own, in order (the first keeps a shared id)."""
+    """The items with a student id each of its own, in order (the first keeps a shared id);
+    error rows too (`x.md` and `x.tex`, both unreadable, are two rows)."""
     taken: set[str] = set()  # student ids so far: a set, since a class may have 100,000
     for item in items:
-        if isinstance(item, Submission):
-            item = _unique_student(item, taken)
+        item = _unique_student(item, taken)
         taken.add(item.student)
         yield item
 
 
-def _unique_student(submission: Submission, taken: set[str]) -> Submission:
+def _unique_student(item: Submission | Result, taken: set[str]) -> Submission | Result:
     """A student id is the submission's own claim: two files claiming one id get two ids."""
-    if submission.student not in taken:
-        return submission
+    if item.student not in taken:
+        return item
     n = 2
-    while f"{submission.student}-{n}" in taken:
+    while f"{item.student}-{n}" in taken:
         n += 1
-    new = f"{submission.student}-{n}"
-    note = (f"another submission in this batch also says it is '{submission.student}'; "
-            f"this one ({submission.path}) is listed as '{new}'")
-    return replace(submission, student=new, notes=submission.notes + (note,))
+    new = f"{item.student}-{n}"
+    where = item.path if isinstance(item, Submission) else item.source
+    note = (f"another submission in this batch also says it is '{item.student}'; "
+            f"this one ({where}) is listed as '{new}'")
+    return replace(item, student=new, notes=item.notes + (note,))
 
 
 class _Reader:

@@ -361,3 +361,17 @@ def test_a_large_class_is_loaded_one_submission_at_a_time(root, tmp_path):
     assert [r.to_json() for r in grading.assemble(planned, grading.run(planned.tasks, planned.assignments,
                                                                          InProcess()))] == loaded
 
+
+
+def test_error_rows_claiming_one_id_get_two_ids_too(root, tmp_path):
+    # x.yaml and the folder x/ are both unreadable: two rows, not two "x" rows in results.json.
+    good = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8")
+    (tmp_path / "full-marks.yaml").write_text(good, encoding="utf-8")
+    (tmp_path / "x.yaml").write_text("answers: [", encoding="utf-8")
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "answers.yaml").write_text("answers: [", encoding="utf-8")
+    batch = grade_paths([tmp_path], root / "solutions")
+    rows = {r.student: r for r in batch.results}
+    assert set(rows) == {"full-marks", "x", "x-2"}
+    assert rows["x"].error and rows["x-2"].error and not rows["full-marks"].error
+    assert any("also says it is 'x'" in note for note in rows["x-2"].notes)
