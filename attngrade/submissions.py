@@ -269,7 +269,10 @@ def _is_class(folder: Path, depth: int = 0) -> bool:
                for p in entries)
 
 
-def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterator[Path]:
+MAX_CLASS_DEPTH = 8  # class folders inside class folders read as such; deeper, a folder is one submission
+
+
+def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: int = 0) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
     A folder is one submission when it holds exactly one file with answers in it (its
@@ -291,15 +294,27 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None) -> Iterat
             passed_over.extend(p for p in entries if p in hidden)
         subdirs = [p for p in visible if p.is_dir() and not p.is_symlink()]
         if _is_submission(path):
+            if passed_over is not None:  # the other answers-format files beside the one read: said, not skipped
+                passed_over.extend(_beside_the_answers(path))
             yield path
             continue
         folders = set(subdirs)
         yield from (p for p in visible if p not in folders)  # files first, then folders, each sorted
         for sub in subdirs:
-            if _is_class(sub):  # `grade run examples/`: a folder of class folders
-                yield from discover([sub], passed_over)
+            if depth < MAX_CLASS_DEPTH and _is_class(sub):  # `grade run examples/`: a folder of class folders
+                yield from discover([sub], passed_over, depth + 1)
             else:
                 yield sub
+
+
+def _beside_the_answers(folder: Path) -> list[Path]:
+    """Answers-format files of a submission folder other than its answers file (a second
+    student's file without a homework line, in what was meant as a class of two)."""
+    try:
+        chosen = answers_file(folder)
+    except SubmissionError:
+        return []  # loading it will say what is wrong
+    return [p for p in _answers_files(folder) if p != chosen]
 
 
 # -- code files at any depth -----------------------------------------------------------------------

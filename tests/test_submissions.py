@@ -103,3 +103,30 @@ def test_a_file_attngrade_fails_on_is_that_students_error_row(tmp_path, monkeypa
     first, second = Loading([bad, good], None, None, None)
     assert first.error and "attngrade failed to read this submission (RuntimeError" in first.error
     assert second.student == "good" and second.answers == {"1b": "C(k_a + k_b)"}
+
+
+def test_answers_files_beside_the_one_read_are_said_not_skipped(tmp_path):
+    # Meant as a class of two, read as one submission: bob.yaml names no homework, so only
+    # alice.yaml looks like answers. The summary lists bob.yaml, never drops it silently.
+    (tmp_path / "alice.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: C(k_a + k_b)\n")
+    (tmp_path / "bob.yaml").write_text("answers:\n  1b: C(k_a + k_b)\n")
+    (tmp_path / "dev.predictions").write_text("Paris\n")
+    passed_over: list[Path] = []
+    assert list(discover([tmp_path], passed_over)) == [tmp_path]
+    assert passed_over == [tmp_path / "bob.yaml"]
+
+
+def test_class_folders_nested_past_a_limit_are_read_as_submissions(tmp_path):
+    # Each level holds answers and a deeper level: without a limit, discovery recursed until
+    # Python's stack ran out (a folder 1,500 levels deep stopped the whole run).
+    from attngrade.submissions import MAX_CLASS_DEPTH
+
+    (tmp_path / "b.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: x\n")
+    level = tmp_path
+    for _ in range(MAX_CLASS_DEPTH + 12):
+        level = level / "x"
+        level.mkdir()
+        (level / "a.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: x\n")
+    found = list(discover([tmp_path]))
+    assert found[0] == tmp_path / "b.yaml"
+    assert len(found) <= MAX_CLASS_DEPTH + 3 and found[-1].is_dir()  # the rest is one folder, loaded as one
