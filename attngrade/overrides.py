@@ -117,11 +117,12 @@ def _scalar(value: Any) -> str:
     if _PLAIN.match(text) and text.lower() not in _KEYWORDS:
         return text
     # A JSON string is a YAML double-quoted scalar, once the characters YAML does not allow
-    # raw (controls, surrogates, U+FFFE/FFFF, NEL) are escaped too.
+    # raw (controls, surrogates, U+FFFE/FFFF, NEL) are escaped too, and the line and paragraph
+    # separators, which a YAML reader folds like line breaks (the id would not come back).
     return _UNPRINTABLE.sub(_escape, json.dumps(text, ensure_ascii=False))
 
 
-_UNPRINTABLE = re.compile("[\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 
 def _escape(match: re.Match) -> str:

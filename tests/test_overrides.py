@@ -134,7 +134,8 @@ def test_mixed_homeworks_get_their_own_columns_and_cells_are_defused(tmp_path):
     assert rows["c"]["homework"].startswith("'=")
 
 
-@pytest.mark.parametrize("value", ["a\x7fb", "x\ufffey", "n\x85l", "emoji 😀", 'say "hi" \\ ok', "yes", "1.1", "q: x",
+@pytest.mark.parametrize("value", ["a\x7fb", "x\ufffey", "n\x85l", "x\u2028 y", "p\u2029q", "emoji 😀",
+                                   'say "hi" \\ ok', "yes", "1.1", "q: x",
                                    1e-05, 1e20, 0.333333, 3, None, True])
 def test_template_values_load_back_as_written(value):
     from attngrade.overrides import _scalar
