@@ -33,7 +33,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import check_only_outputs, is_fresh, staged
+from .runfolder import check_only_outputs, claimed, is_fresh, staged
 from .scale import LARGE_CLASS
 
 log = logging.getLogger(__name__)
@@ -165,21 +165,24 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
     """
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
     people = read_roster(roster) if roster is not None else None
-    progress = for_terminal(show_progress)
-    # The report processes are forked before the class is read, while this process is small
-    # (see reports.parallel).
-    reports = ReportPool(default_workers() if workers is None else workers)
-    try:
-        batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                            homework=homework, runner=runner, reports=reports, freeze=True)
-        batch.out = out
-        if people is not None:
-            batch.messages += unmatched((r.student for r in batch.results), people)
-        return _finish(batch, out, overrides, progress, rubric, people, workers, reports)
-    finally:
-        gc.unfreeze()
-        reports.close()
-        progress.close()
+    said: list[str] = []
+    with claimed(out, said):  # a second run into OUT is refused now; an interrupted one is put right first
+        progress = for_terminal(show_progress)
+        # The report processes are forked before the class is read, while this process is small
+        # (see reports.parallel).
+        reports = ReportPool(default_workers() if workers is None else workers)
+        try:
+            batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
+                                homework=homework, runner=runner, reports=reports, freeze=True)
+            batch.out = out
+            batch.messages[:0] = said
+            if people is not None:
+                batch.messages += unmatched((r.student for r in batch.results), people)
+            return _finish(batch, out, overrides, progress, rubric, people, workers, reports)
+        finally:
+            gc.unfreeze()
+            reports.close()
+            progress.close()
 
 
 def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False,

@@ -33,25 +33,47 @@ from .output import OUTPUT_FILES
 CARRIED = ("overrides.yaml", ".overrides.sha256")  # a person's edits to keep across runs
 
 
-@contextmanager
-def staged(out: Path, said: list[str]) -> Iterator[Path]:
-    """Yield a fresh folder to write the run into; switch it in as OUT when the block ends.
+_HELD: set[Path] = set()  # OUT folders this process holds (see `claimed`)
 
-    Messages for the instructor (a discarded partial run, a restored previous run) are
-    appended to `said`. On an exception (Ctrl-C included) the staging folder is removed,
-    OUT is untouched, and stderr says so. A second run into the same OUT waits for none:
-    it is refused while the first holds the lock.
+
+@contextmanager
+def claimed(out: Path, said: list[str]) -> Iterator[None]:
+    """Hold OUT for a whole run, from before it grades anything.
+
+    A second run into the same OUT is refused at once, not after grading a class; what an
+    interrupted run left beside OUT is put right first (so a run reading OUT/overrides.yaml
+    reads the restored one). Messages for the instructor (a discarded partial run, a restored
+    previous run) are appended to `said`.
     """
     out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
-    if _in_place(out):
-        said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
-                    "writable): its outputs were written in place")
-        yield out
+    if out in _HELD or _in_place(out):
+        yield
         return
     with _locked(out):
         said.extend(_recover(out))
         check_only_outputs(out)
+        _HELD.add(out)
+        try:
+            yield
+        finally:
+            _HELD.discard(out)
+
+
+@contextmanager
+def staged(out: Path, said: list[str]) -> Iterator[Path]:
+    """Yield a fresh folder to write the run into; switch it in as OUT when the block ends.
+
+    OUT is held (`claimed`) if the caller does not hold it already. On an exception (Ctrl-C
+    included) the staging folder is removed, OUT is untouched, and stderr says so.
+    """
+    out = Path(os.path.abspath(out))
+    with claimed(out, said):
+        if _in_place(out):
+            said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
+                        "writable): its outputs were written in place")
+            yield out
+            return
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
         try:
             for name in CARRIED:

@@ -266,6 +266,24 @@ def test_a_student_named_like_an_output_file_gets_a_folder_of_their_own(tmp_path
         assert (out / folder / "report.html").is_file()
 
 
+def test_a_run_killed_between_its_two_renames_is_put_back_before_the_rerun_reads_its_overrides(tmp_path):
+    # The kill left no OUT, only .OUT.old-XXXX/run: the rerun that names OUT/overrides.yaml
+    # finds it, because the previous run is put back before anything is read.
+    out = tmp_path / "out"
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    overrides = out / "overrides.yaml"
+    edited = "# decided by a TA\n" + overrides.read_text(encoding="utf-8")
+    overrides.write_text(edited, encoding="utf-8")
+    aside = tmp_path / ".out.old-abcd1234"
+    aside.mkdir()
+    os.rename(out, aside / "run")
+    rerun = subprocess.run(command(EXAMPLES, out, "--overrides", str(overrides)), capture_output=True, text=True,
+                           timeout=120)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "put back the previous complete run" in rerun.stdout + rerun.stderr
+    assert overrides.read_text(encoding="utf-8") == edited and not aside.exists()
+
+
 def test_a_second_run_into_the_same_folder_is_refused_while_the_first_writes(tmp_path):
     import fcntl
 
