@@ -164,6 +164,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
     Reports go to students, so the rubric of pending parts is in them only with `rubric`.
     """
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
+    _check_overrides_file(overrides, out)
     people = read_roster(roster) if roster is not None else None
     said: list[str] = []
     with claimed(out, said):  # a second run into OUT is refused now; an interrupted one is put right first
@@ -183,6 +184,16 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
             gc.unfreeze()
             reports.close()
             progress.close()
+
+
+def _check_overrides_file(overrides: Path | None, out: Path) -> None:
+    """Decisions must live in a file the run keeps: OUT/overrides.new.yaml is written afresh by
+    every run, so decisions made in it would hold for one run and be gone after it."""
+    regenerated = out / "overrides.new.yaml"
+    if overrides is not None and overrides.exists() and regenerated.exists() and overrides.samefile(regenerated):
+        raise ConfigError(f"--overrides {overrides}: every run writes this file afresh, so decisions made in it "
+                          f"would be lost; copy them into {out / 'overrides.yaml'} (or a file outside {out}) "
+                          "and pass that file")
 
 
 def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False,

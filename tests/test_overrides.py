@@ -69,6 +69,19 @@ def test_edited_overrides_are_never_overwritten(tmp_path, capsys):
     assert "kept your edited" in capsys.readouterr().out
 
 
+def test_decisions_in_the_regenerated_list_are_refused_before_they_are_lost(tmp_path, capsys):
+    # overrides.new.yaml is written afresh by every run: decisions made there would count once.
+    assert run(tmp_path) == 0
+    (tmp_path / "overrides.yaml").write_text((tmp_path / "overrides.yaml").read_text() + "# edited\n")
+    assert run(tmp_path) == 0
+    regenerated = tmp_path / "overrides.new.yaml"
+    edited = regenerated.read_text() + "# my decisions\n"
+    regenerated.write_text(edited)
+    assert run(tmp_path, "--overrides", str(regenerated)) == 2
+    assert "every run writes this file afresh" in capsys.readouterr().err
+    assert regenerated.read_text() == edited
+
+
 def test_unedited_template_is_refreshed(tmp_path):
     assert run(tmp_path) == 0
     first = (tmp_path / "overrides.yaml").read_text()
