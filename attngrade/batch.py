@@ -33,7 +33,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import check_only_outputs, claimed, is_fresh, staged
+from .runfolder import check_only_outputs, claimed, staged
 from .scale import LARGE_CLASS
 
 log = logging.getLogger(__name__)
@@ -217,18 +217,16 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                                                                   homeworks), shown=out))
 
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports, meanwhile=overrides_template, fresh=is_fresh(stage, out))
+                      workers=workers, reports=reports, meanwhile=overrides_template)
     return batch
 
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
                   rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
-                  reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None,
-                  fresh: bool = False) -> None:
+                  reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None) -> None:
     """results.json, grades.csv, a report per student and the class page; `meanwhile` is
-    called with the tables, while report processes render (this process would only wait).
-    `fresh`: `out` is a folder made for this run, switched in whole (reports written in place)."""
+    called with the tables, while report processes render (this process would only wait)."""
     out.mkdir(parents=True, exist_ok=True)
     folders = folder_names(results)
     advance = progress.advance if progress is not None else (lambda count=1: None)
@@ -241,5 +239,5 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
 
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
                   advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports,
-                  meanwhile=tables, fresh=fresh)
+                  meanwhile=tables)
 

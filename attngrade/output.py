@@ -34,17 +34,6 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
         raise
 
 
-def write_new(path: Path, text: str) -> None:
-    """Write a file into a folder this run made for itself (a staging folder: see runfolder).
-
-    No reader sees that folder before the whole run is switched in, so the temporary file,
-    chmod and rename of `write_atomic` buy nothing there; for a student's report they cost
-    a third of its file-system time."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "x", encoding="utf-8", newline="", errors=UNENCODABLE) as handle:
-        handle.write(text)
-
-
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from .errors import ConfigError
 from .output import OUTPUT_FILES
@@ -47,8 +47,16 @@ def claimed(out: Path, said: list[str]) -> Iterator[None]:
     """
     out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
-    if out in _HELD or _in_place(out):
+    if out in _HELD:
         yield
+        return
+    if _in_place(out):
+        with _locked(out, out / ".attngrade.lock"):  # its parent may not be ours to write in
+            _HELD.add(out)
+            try:
+                yield
+            finally:
+                _HELD.discard(out)
         return
     with _locked(out):
         said.extend(_recover(out))
@@ -72,7 +80,12 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
         if _in_place(out):
             said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
                         "writable): its outputs were written in place")
-            yield out
+            try:
+                yield out
+            except BaseException:
+                sys.stderr.write(f"grade: stopped while writing in place; {out} may now hold files of this run "
+                                 "beside files of the last one: run again to complete it\n")
+                raise
             return
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
         try:
@@ -90,30 +103,40 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
         _switch(stage, out, started)
 
 
-def is_fresh(stage: Path, out: Path) -> bool:
-    """Whether the folder `staged(out)` gave is one it made for this run (no reader sees it
-    before it is complete) rather than OUT itself, written in place."""
-    return stage != Path(os.path.abspath(out))
-
-
 def _in_place(out: Path) -> bool:
     """OUT that two renames cannot replace: a mount point (docker -v), a link, or a parent we may not write."""
     return out.exists() and (os.path.ismount(out) or out.is_symlink() or not os.access(out.parent, os.W_OK))
 
 
 @contextmanager
-def _locked(out: Path) -> Iterator[None]:
-    lock = out.parent / f".{out.name}.lock"
-    with open(lock, "w") as handle:
+def _locked(out: Path, lock: Path | None = None) -> Iterator[None]:
+    """OUT for this process alone, by a lock file beside it (`lock`: elsewhere)."""
+    lock = lock or out.parent / f".{out.name}.lock"
+    for _ in range(3):
+        handle = open(lock, "w")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
+            handle.close()
             raise ConfigError(f"-o {out}: another grade run is writing this folder; wait for it to finish") from None
-        try:
-            yield
-        finally:
-            lock.unlink(missing_ok=True)  # nothing of the run stays beside OUT
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        if _same_file(handle, lock):
+            break
+        handle.close()  # the run before unlinked it as we locked it: lock the file that is there now
+    else:
+        raise ConfigError(f"-o {out}: could not lock {lock}; is another grade run starting and stopping?")
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # nothing of the run stays beside OUT
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _same_file(handle: Any, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+    except OSError:
+        return False
 
 
 def _switch(stage: Path, out: Path, started: bytes | None = None) -> None:
@@ -156,6 +179,9 @@ def check_only_outputs(out: Path) -> None:
     """OUT must be a folder (or not exist yet)."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"-o {out}: this is a file; name a folder for the outputs")
+    if out.is_symlink() and not out.exists():
+        raise ConfigError(f"-o {out}: a link to nothing ({os.readlink(out)}); make the folder it names, "
+                          "or name another folder for the outputs")
 
 
 def _carry_foreign(src: Path, dst: Path) -> None:

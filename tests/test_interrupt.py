@@ -304,3 +304,23 @@ def test_a_linked_output_folder_is_written_in_place(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out").is_symlink() and (real / "results.json").is_file()
     assert "written in place" in done.stdout
+    assert not (real / ".attngrade.lock").exists()  # held inside OUT while it ran, gone after
+
+
+def test_a_second_run_into_a_linked_output_folder_is_refused_too(tmp_path):
+    import fcntl
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    with open(real / ".attngrade.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run(command(EXAMPLES, tmp_path / "out"), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "another grade run is writing this folder" in done.stderr
+    assert not (real / "results.json").exists()
+
+
+def test_an_output_link_to_nothing_is_refused_before_grading(tmp_path):
+    (tmp_path / "out").symlink_to(tmp_path / "gone")
+    done = subprocess.run(command(EXAMPLES, tmp_path / "out"), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "a link to nothing" in done.stderr

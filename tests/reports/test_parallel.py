@@ -56,29 +56,3 @@ def test_forked_reports_and_class_page_match_the_serial_ones_byte_for_byte(large
     assert written == sorted(p.relative_to(forked) for p in forked.rglob("*.html"))
     for rel in written:
         assert (serial / rel).read_bytes() == (forked / rel).read_bytes(), rel
-
-
-@pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("fresh", [True, False])
-def test_reports_in_a_fresh_folder_are_written_in_place_elsewhere_atomically(large_class, tmp_path, monkeypatch,
-                                                                                workers, fresh):
-    # A staging folder is switched in whole, so its reports need no temporary file each; a
-    # folder written in place (OUT a mount point) keeps every report atomic.
-    import os
-
-    results, homeworks = large_class
-    monkeypatch.setattr(parallel, "SERIAL_BELOW", 1)  # so that two workers fork
-    atomic = tmp_path / "atomic.log"
-
-    def logged(path, text, _real=parallel.write_atomic):
-        with open(atomic, "a", encoding="utf-8") as log:  # appends from forked children too
-            log.write(f"{os.path.basename(path)}\n")
-        _real(path, text)
-
-    monkeypatch.setattr(parallel, "write_atomic", logged)
-    out = tmp_path / "out"
-    write_reports(results[:40], folder_names(results[:40]), out, homeworks, False, workers, lambda n: None,
-                  fresh=fresh)
-    assert len(list(out.rglob("report.html"))) == 40
-    names = atomic.read_text(encoding="utf-8").split() if atomic.exists() else []
-    assert names == ([] if fresh else ["report.html"] * 40)
