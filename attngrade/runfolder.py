@@ -15,6 +15,7 @@ beside it).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -167,12 +168,30 @@ def _recover(out: Path) -> list[str]:
                 said.append(f"{out}: put back the previous complete run (the last run was stopped while "
                             "switching its outputs in)")
             else:  # stopped after the switch: only the person's own files may still be there
+                if _edited_during_the_run(path / "run", out):
+                    os.replace(path / "run" / "overrides.yaml", out / "overrides.yaml")
+                    said.append(f"{out}: kept the edits to overrides.yaml saved while the last run was "
+                                "writing (it was stopped as it finished)")
                 _carry_foreign(path / "run", out)
         elif kind.group(1) == "partial":
             said.append(f"{out}: discarded the outputs of an interrupted run ({path.name}); "
                         "the folder held the run before it")
         shutil.rmtree(path, ignore_errors=True)
     return said
+
+
+def _edited_during_the_run(old: Path, out: Path) -> bool:
+    """The old run's overrides.yaml, left aside by a run stopped just after its switch, holds
+    edits saved during that run. Without the bytes the run started from (what `_switch` compares
+    with), it does when it is neither the copy the run carried nor an untouched template."""
+    edited = old / "overrides.yaml"
+    if not edited.is_file():
+        return False
+    data = edited.read_bytes()
+    if (out / "overrides.yaml").is_file() and (out / "overrides.yaml").read_bytes() == data:
+        return False
+    stamp = old / ".overrides.sha256"
+    return not (stamp.is_file() and stamp.read_text().strip() == hashlib.sha256(data).hexdigest())
 
 
 def check_only_outputs(out: Path) -> None:

@@ -284,6 +284,44 @@ def test_a_run_killed_between_its_two_renames_is_put_back_before_the_rerun_reads
     assert overrides.read_text(encoding="utf-8") == edited and not aside.exists()
 
 
+@pytest.mark.parametrize("edited_before", [False, True])
+def test_edits_saved_during_a_run_stopped_just_after_its_switch_are_kept(tmp_path, edited_before):
+    # The run switched its outputs in and was killed before moving the person's files over: the
+    # last run's folder still waits in .out.old-XXXX/run, its overrides.yaml edited meanwhile.
+    import shutil
+
+    out = tmp_path / "out"
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    overrides = out / "overrides.yaml"
+    if edited_before:
+        overrides.write_text("# decided before the run\n" + overrides.read_text(encoding="utf-8"), encoding="utf-8")
+    aside = tmp_path / ".out.old-abcd1234"
+    aside.mkdir()
+    shutil.copytree(out, aside / "run")  # what the stopped run left aside; `out` is the run it switched in
+    during = "# saved while the run was writing\n" + overrides.read_text(encoding="utf-8")
+    (aside / "run" / "overrides.yaml").write_text(during, encoding="utf-8")
+    rerun = subprocess.run(command(EXAMPLES, out), capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert overrides.read_text(encoding="utf-8") == during
+    assert "saved while the last run was writing" in rerun.stdout + rerun.stderr
+    assert not aside.exists()
+
+
+def test_an_untouched_template_left_aside_does_not_replace_the_new_one(tmp_path):
+    import shutil
+
+    out = tmp_path / "out"
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    aside = tmp_path / ".out.old-abcd1234"
+    aside.mkdir()
+    shutil.copytree(out, aside / "run")
+    (out / "overrides.yaml").write_text((out / "overrides.yaml").read_text() + "# the new run's own\n")
+    (out / ".overrides.sha256").unlink()  # as if the new run's template were a person's: compared, never lost
+    kept = (out / "overrides.yaml").read_text()
+    assert subprocess.run(command(EXAMPLES, out), capture_output=True, timeout=120).returncode == 0
+    assert (out / "overrides.yaml").read_text() == kept
+
+
 def test_a_second_run_into_the_same_folder_is_refused_while_the_first_writes(tmp_path):
     import fcntl
 
