@@ -12,7 +12,7 @@ import difflib
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
@@ -182,18 +182,19 @@ class Loading:
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
-         prestart: bool = True) -> Plan:
+         prestart: bool = True, reserved: Collection[str] | None = None) -> Plan:
     """Read every submission; `resolve` gives the Assignment of a homework id.
 
     `resolve` raises SubmissionError for a homework the submission names but nobody
     has (that student's error row) and ConfigError for a broken homework or key
     (the instructor's: it stops the batch before any student is graded). `prestart`:
     start the code sandbox as soon as a code check is planned (not in a process that
-    plans a share of the class for another).
+    plans a share of the class for another). `reserved`: the names the class's submissions are
+    known by (`submission_names`), when `items` cannot be looked over first.
     """
     out = Plan(stats=stats or Stats())
     reader = _Reader(out, prestart)
-    for item in unique_students(items):
+    for item in unique_students(items, submission_names(items) if reserved is None else reserved):
         if isinstance(item, Result):
             out.entries.append(item)
             continue
@@ -220,27 +221,53 @@ def error_result(path: Path, homework: str | None, message: str, student: str | 
     return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=message, source=str(path))
 
 
-def unique_students(items: Iterable[Submission | Result]) -> Iterator[Submission | Result]:
+def unique_students(items: Iterable[Submission | Result],
+                    reserved: Collection[str] = ()) -> Iterator[Submission | Result]:
     """The items with a student id each of its own, in order (the first keeps a shared id);
-    error rows too (`x.md` and `x.tex`, both unreadable, are two rows)."""
+    error rows too (`x.md` and `x.tex`, both unreadable, are two rows).
+
+    An id that is the file or folder name of a submission (`reserved`, see `submission_names`)
+    belongs to that submission: another file claiming it (`aaa.yaml` saying `student: zoe`
+    beside `zoe.yaml`) is listed under a new id, with a note, whatever the order."""
     taken: set[str] = set()  # student ids so far: a set, since a class may have 100,000
     for item in items:
-        item = _unique_student(item, taken)
+        item = _unique_student(item, taken, reserved)
         taken.add(item.student)
         yield item
 
 
-def _unique_student(item: Submission | Result, taken: set[str]) -> Submission | Result:
-    """A student id is the submission's own claim: two files claiming one id get two ids."""
-    if item.student not in taken:
+def submission_names(items: Any) -> Collection[str]:
+    """The file or folder names a class's submissions are known by (what their ids default to),
+    for the items a plan can look over before reading them (a list, or a Loading's paths)."""
+    if isinstance(items, Loading):
+        return {p.name if p.is_dir() else p.stem for p in items.paths}
+    if isinstance(items, (list, tuple)):
+        return {_own_name(item) for item in items}
+    return ()
+
+
+def _own_name(item: Submission | Result) -> str:
+    if isinstance(item, Submission):
+        return item.folder.name if item.folder is not None else item.path.stem
+    path = Path(item.source)
+    return path.name if path.is_dir() else path.stem
+
+
+def _unique_student(item: Submission | Result, taken: set[str], reserved: Collection[str] = ()) -> Submission | Result:
+    """A student id is the submission's own claim: two files claiming one id get two ids, and
+    a claim to another submission's name is not granted."""
+    claimed = item.student
+    someone_elses = claimed in reserved and claimed != _own_name(item)
+    if claimed not in taken and not someone_elses:
         return item
     n = 2
-    while f"{item.student}-{n}" in taken:
+    while f"{claimed}-{n}" in taken or f"{claimed}-{n}" in reserved:
         n += 1
-    new = f"{item.student}-{n}"
+    new = f"{claimed}-{n}"
     where = item.path if isinstance(item, Submission) else item.source
-    note = (f"another submission in this batch also says it is '{item.student}'; "
-            f"this one ({where}) is listed as '{new}'")
+    why = ("another submission in this batch also says it is" if claimed in taken
+           else "another submission in this batch is named")
+    note = f"{why} '{claimed}'; this one ({where}) is listed as '{new}'"
     return replace(item, student=new, notes=item.notes + (note,))
 
 

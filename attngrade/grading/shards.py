@@ -29,7 +29,8 @@ from ..checkers import REGISTRY
 from ..errors import SubmissionError
 from ..records import Result, Submission
 from ..scale import LARGE_CLASS
-from .plan import Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields, unique_students
+from .plan import (Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields, submission_names,
+                   unique_students)
 from .tasks import check_of
 
 log = logging.getLogger(__name__)
@@ -50,11 +51,11 @@ def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
     advance = advance or (lambda count: None)
     if not (workers > 1 and isinstance(items, Sequence) and SPLIT_FROM <= len(items) < SPLIT_BELOW
             and "fork" in multiprocessing.get_all_start_methods()):
-        return plan(_counted(items, advance), resolve, stats)
+        return plan(_counted(items, advance), resolve, stats, reserved=submission_names(items))
     resolve = _remembered(resolve)
     if distinct_math(items, resolve) < SPLIT_MATH:
-        return plan(_counted(items, advance), resolve, stats)
-    every = list(unique_students(items))
+        return plan(_counted(items, advance), resolve, stats, reserved=submission_names(items))
+    every = list(unique_students(items, submission_names(items)))
     bounds = _shares(len(every), workers)
     global _SHARED
     _SHARED = (every, resolve)

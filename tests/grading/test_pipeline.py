@@ -375,3 +375,23 @@ def test_error_rows_claiming_one_id_get_two_ids_too(root, tmp_path):
     assert set(rows) == {"full-marks", "x", "x-2"}
     assert rows["x"].error and rows["x-2"].error and not rows["full-marks"].error
     assert any("also says it is 'x'" in note for note in rows["x-2"].notes)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_file_claiming_another_submissions_name_does_not_take_it(root, tmp_path, lazy):
+    # aaa-mallory.yaml comes first in order and says it is zoe; zoe.yaml is Zoe's.
+    from attngrade.grading import Stats, load_all
+    from attngrade.grading.shards import plan_split
+
+    good = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8")
+    (tmp_path / "aaa-mallory.yaml").write_text(good.replace("student: full-marks", "student: zoe"), encoding="utf-8")
+    (tmp_path / "zoe.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
+    (tmp_path / "zoe-2.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
+    items = load_all([tmp_path], Stats(), lazy_from=1 if lazy else None)
+    planned = plan_split(items, resolver(root / "solutions"), Stats(), workers=1)
+    listed = {entry.submission.path.name: entry for entry in planned.entries}
+    assert listed["zoe.yaml"].submission.student == "zoe"
+    assert listed["zoe-2.yaml"].submission.student == "zoe-2"
+    mallory = listed["aaa-mallory.yaml"]
+    assert mallory.submission.student == "zoe-3"  # not zoe, nor the zoe-2 another file is named
+    assert any("another submission in this batch is named 'zoe'" in note for note in mallory.notes)
