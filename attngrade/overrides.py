@@ -149,16 +149,21 @@ def write_template(out: Path, pieces: Iterable[str], shown: Path | None = None) 
             digest.update(piece.encode())
             yield piece
 
-    if target.exists():
-        current = hashlib.sha256(target.read_bytes()).hexdigest()
-        written = stamp.read_text().strip() if stamp.exists() else None
-        if current != written:
-            write_atomic(out / "overrides.new.yaml", pieces)
-            return (f"kept your edited {shown / 'overrides.yaml'}; the current list of groups and pending parts "
-                    f"is in {shown / 'overrides.new.yaml'}")
+    if target.exists() and edited_by_hand(out):
+        write_atomic(out / "overrides.new.yaml", pieces)
+        return (f"kept your edited {shown / 'overrides.yaml'}; the current list of groups and pending parts "
+                f"is in {shown / 'overrides.new.yaml'}")
     write_atomic(target, hashed())
     write_atomic(stamp, digest.hexdigest() + "\n")
     return f"wrote {shown / 'overrides.yaml'}: fill in scores and rerun with --overrides {shown / 'overrides.yaml'}"
+
+
+def edited_by_hand(folder: Path) -> bool:
+    """Whether folder/overrides.yaml is not the template a run wrote there (its stamp, beside
+    it, holds the template's hash): a person's decisions, never to be overwritten."""
+    stamp = folder / ".overrides.sha256"
+    written = stamp.read_text().strip() if stamp.exists() else None
+    return hashlib.sha256((folder / "overrides.yaml").read_bytes()).hexdigest() != written
 
 
 def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Group]]],

@@ -21,7 +21,7 @@ from .errors import MathError
 from .mathlang import Value, parse
 from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
-from .rawtext import safe_text  # noqa: F401 - where the rest of attngrade finds it
+from .rawtext import safe_text
 from .records import Field, Part
 
 # A yes/no question is answered in words as often as with yes or no ("Could c_2 approximate

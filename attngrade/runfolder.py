@@ -15,7 +15,6 @@ beside it).
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import re
 import shutil
@@ -51,17 +50,11 @@ def claimed(out: Path, said: list[str]) -> Iterator[None]:
     if out in _HELD:
         yield
         return
-    if _in_place(out):
-        with _locked(out, out / ".attngrade.lock"):  # its parent may not be ours to write in
-            _HELD.add(out)
-            try:
-                yield
-            finally:
-                _HELD.discard(out)
-        return
-    with _locked(out):
-        said.extend(_recover(out))
-        check_only_outputs(out)
+    in_place = _in_place(out)
+    with _locked(out, out / ".attngrade.lock" if in_place else None):  # in place, its parent may not be ours
+        if not in_place:
+            said.extend(_recover(out))
+            check_only_outputs(out)
         _HELD.add(out)
         try:
             yield
@@ -184,14 +177,12 @@ def _edited_during_the_run(old: Path, out: Path) -> bool:
     """The old run's overrides.yaml, left aside by a run stopped just after its switch, holds
     edits saved during that run. Without the bytes the run started from (what `_switch` compares
     with), it does when it is neither the copy the run carried nor an untouched template."""
-    edited = old / "overrides.yaml"
-    if not edited.is_file():
+    from .overrides import edited_by_hand
+
+    left, new = old / "overrides.yaml", out / "overrides.yaml"
+    if not left.is_file() or (new.is_file() and new.read_bytes() == left.read_bytes()):
         return False
-    data = edited.read_bytes()
-    if (out / "overrides.yaml").is_file() and (out / "overrides.yaml").read_bytes() == data:
-        return False
-    stamp = old / ".overrides.sha256"
-    return not (stamp.is_file() and stamp.read_text().strip() == hashlib.sha256(data).hexdigest())
+    return edited_by_hand(old)
 
 
 def check_only_outputs(out: Path) -> None:
@@ -249,8 +240,8 @@ def _free(target: Path) -> Path:
 
 
 # The names a run writes (output.write_atomic's temporary files too: "." + name + "." + 8 characters).
-_TOP = re.compile(r"^(?:%s)$|^\.(?:%s)\.[a-z0-9_]{8}$" % (
-    "|".join(re.escape(n) for n in sorted(OUTPUT_FILES)), "|".join(re.escape(n) for n in sorted(OUTPUT_FILES))))
+_OUTPUT_NAMES = "|".join(re.escape(n) for n in sorted(OUTPUT_FILES))
+_TOP = re.compile(rf"^(?:{_OUTPUT_NAMES})$|^\.(?:{_OUTPUT_NAMES})\.[a-z0-9_]{{8}}$")
 _STUDENT = re.compile(r"^report\.html$|^\.report\.html\.[a-z0-9_]{8}$")
 
 

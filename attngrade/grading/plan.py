@@ -17,7 +17,8 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
 from ..mathlang import Value
-from ..reading import FieldError, FileReading, describe, read_field, safe_text
+from ..rawtext import safe_text
+from ..reading import FieldError, FileReading, describe, read_field
 from ..records import Part, Result, Submission, Verdict
 from .assignment import Assignment
 from .ledger import static_points
@@ -217,7 +218,7 @@ def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | 
 
 
 def error_result(path: Path, homework: str | None, message: str, student: str | None = None) -> Result:
-    student = student or (path.stem if path.is_file() else path.name)
+    student = student or _named(path)
     return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=message, source=str(path))
 
 
@@ -240,17 +241,21 @@ def submission_names(items: Any) -> Collection[str]:
     """The file or folder names a class's submissions are known by (what their ids default to),
     for the items a plan can look over before reading them (a list, or a Loading's paths)."""
     if isinstance(items, Loading):
-        return {p.name if p.is_dir() else p.stem for p in items.paths}
+        return {_named(p) for p in items.paths}
     if isinstance(items, (list, tuple)):
         return {_own_name(item) for item in items}
     return ()
 
 
+def _named(path: Path) -> str:
+    """The id a submission at `path` goes by when it claims none: a file's stem, a folder's name."""
+    return path.stem if path.is_file() else path.name
+
+
 def _own_name(item: Submission | Result) -> str:
     if isinstance(item, Submission):
         return item.folder.name if item.folder is not None else item.path.stem
-    path = Path(item.source)
-    return path.name if path.is_dir() else path.stem
+    return _named(Path(item.source))
 
 
 def _unique_student(item: Submission | Result, taken: set[str], reserved: Collection[str] = ()) -> Submission | Result:

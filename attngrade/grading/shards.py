@@ -49,13 +49,14 @@ def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
     and fork exists (submissions loaded one by one, a `Loading`, are planned here: they are read
     once). `advance` is told of each submission planned (the progress bar)."""
     advance = advance or (lambda count: None)
+    names = submission_names(items)  # looked over here: `plan` is given the items one by one
     if not (workers > 1 and isinstance(items, Sequence) and SPLIT_FROM <= len(items) < SPLIT_BELOW
             and "fork" in multiprocessing.get_all_start_methods()):
-        return plan(_counted(items, advance), resolve, stats, reserved=submission_names(items))
+        return plan(_counted(items, advance), resolve, stats, reserved=names)
     resolve = _remembered(resolve)
     if distinct_math(items, resolve) < SPLIT_MATH:
-        return plan(_counted(items, advance), resolve, stats, reserved=submission_names(items))
-    every = list(unique_students(items, submission_names(items)))
+        return plan(_counted(items, advance), resolve, stats, reserved=names)
+    every = list(unique_students(items, names))
     bounds = _shares(len(every), workers)
     global _SHARED
     _SHARED = (every, resolve)
