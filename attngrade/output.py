@@ -120,5 +120,14 @@ def _number(x: float) -> str:
 
 
 def spreadsheet_cell(text: str) -> str:
-    # A cell starting with = + - @ is run as a formula by spreadsheets: defuse it.
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """`text`, defused if a spreadsheet could take it for a formula: its first character
+    that is not blank or invisible (spaces, a BOM, zero-width characters: some programs
+    skip them) is = + - @ or a full-width form of one, or it starts with a tab or CR."""
+    lead = _INVISIBLE_LEAD.match(text)
+    first = text[lead.end():lead.end() + 1] if lead else text[:1]
+    return "'" + text if first in _FORMULA_STARTS or text[:1] in ("\t", "\r") else text
+
+
+_FORMULA_STARTS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
+# Spaces and what a reader cannot see before a cell's first visible character.
+_INVISIBLE_LEAD = re.compile("[\\s\u00a0\u180e\u200b-\u200f\u2028-\u202f\u205f-\u2064\u3000\ufeff]+")

@@ -8,8 +8,10 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from attngrade.cli import main
-from attngrade.output import folder_names, grades_csv
+from attngrade.output import folder_names, grades_csv, spreadsheet_cell
 from attngrade.problems import BUNDLED
 from attngrade.records import Result, Verdict
 
@@ -32,6 +34,17 @@ def test_grades_csv_yields_one_complete_record_per_student():
     assert rows[0]["1b"] == "4" and rows[1]["1b"] == "1.5" and rows[2]["1b"] == ""
     assert rows[2]["error"] == "not YAML"
     assert list(rows[0])[:3] == ["student", "homework", A5.parts[0].id]
+
+
+@pytest.mark.parametrize("text", ["=1+1", " =1+1", "\ufeff=1+1", "\u200b@SUM(A1)", "\u00a0\u3000-2+3",
+                                  "\uff1dHYPERLINK(1)", "\t=1", "\r+1", "+1"])
+def test_a_cell_a_spreadsheet_could_take_for_a_formula_is_defused(text):
+    assert spreadsheet_cell(text) == "'" + text
+
+
+@pytest.mark.parametrize("text", ["ada", "a=b", "a-1", "", "   ", "\u200b", "x@example.com"])
+def test_a_cell_no_spreadsheet_takes_for_a_formula_is_left_as_it_is(text):
+    assert spreadsheet_cell(text) == text
 
 
 def _named(*students: str) -> list[Result]:
