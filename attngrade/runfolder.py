@@ -74,12 +74,14 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
         if _in_place(out):
             said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
                         "writable): its outputs were written in place")
+            earlier = _reports_in(out)
             try:
                 yield out
             except BaseException:
                 sys.stderr.write(f"grade: stopped while writing in place; {out} may now hold files of this run "
                                  "beside files of the last one: run again to complete it\n")
                 raise
+            said.extend(_remove_unwritten(earlier, out))
             return
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
         try:
@@ -95,6 +97,44 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
             raise
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; an output folder is an ordinary one
         _switch(stage, out, started)
+
+
+def _reports_in(out: Path) -> dict[Path, tuple[int, int]]:
+    """The students' reports an earlier run left in OUT, each with what tells it from a file
+    written later (a report is replaced by a rename, so a rewritten one is another inode)."""
+    found = {}
+    with os.scandir(out) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                report = Path(entry.path) / "report.html"
+                try:
+                    stat = report.lstat()
+                except OSError:
+                    continue
+                found[report] = (stat.st_ino, stat.st_mtime_ns)
+    return found
+
+
+def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[str]:
+    """In place, a student who left the class keeps no report: remove each report of `earlier`
+    this run did not write (their folder too, once nothing else is in it)."""
+    gone = []
+    for report, seen in earlier.items():
+        try:
+            stat = report.lstat()
+        except OSError:
+            continue
+        if (stat.st_ino, stat.st_mtime_ns) == seen and _written(report, _STUDENT):
+            report.unlink()
+            gone.append(report.parent.name)
+            try:
+                report.parent.rmdir()  # only if empty: a person's notes beside the report stay
+            except OSError:
+                pass
+    if not gone:
+        return []
+    shown = ", ".join(sorted(gone)[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+    return [f"{out}: removed the reports of {len(gone)} folder(s) no student of this run has ({shown})"]
 
 
 def _in_place(out: Path) -> bool:

@@ -345,6 +345,25 @@ def test_a_linked_output_folder_is_written_in_place(tmp_path):
     assert not (real / ".attngrade.lock").exists()  # held inside OUT while it ran, gone after
 
 
+def test_a_linked_output_folder_keeps_no_report_of_a_student_who_left(tmp_path):
+    cls = make_class(tmp_path / "class", 4)
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    assert subprocess.run(command(cls, tmp_path / "out"), capture_output=True, timeout=120).returncode == 0
+    first, second, third, _ = sorted(p.stem for p in cls.iterdir())
+    (real / second / "notes.txt").write_text("met on Tuesday", encoding="utf-8")
+    (cls / f"{second}.yaml").unlink()
+    (cls / f"{third}.yaml").unlink()
+    done = subprocess.run(command(cls, tmp_path / "out"), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (real / first / "report.html").is_file()
+    assert not (real / second / "report.html").exists()
+    assert (real / second / "notes.txt").read_text(encoding="utf-8") == "met on Tuesday"  # a person's file stays
+    assert not (real / third).exists()  # nothing else was in it
+    assert "removed the reports of 2 folder(s)" in done.stdout
+
+
 def test_a_second_run_into_a_linked_output_folder_is_refused_too(tmp_path):
     import fcntl
 
