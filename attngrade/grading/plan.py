@@ -183,7 +183,7 @@ class Loading:
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
-         prestart: bool = True, reserved: Collection[str] | None = None) -> Plan:
+         prestart: bool = True, reserved: Mapping[str, Path] | None = None) -> Plan:
     """Read every submission; `resolve` gives the Assignment of a homework id.
 
     `resolve` raises SubmissionError for a homework the submission names but nobody
@@ -223,9 +223,10 @@ def error_result(path: Path, homework: str | None, message: str, student: str | 
 
 
 def unique_students(items: Iterable[Submission | Result],
-                    reserved: Collection[str] = ()) -> Iterator[Submission | Result]:
-    """The items with a student id each of its own, in order (the first keeps a shared id);
-    error rows too (`x.md` and `x.tex`, both unreadable, are two rows).
+                    reserved: Collection[str] | Mapping[str, Path] = ()) -> Iterator[Submission | Result]:
+    """The items with a student id each of its own, in order (the first keeps a shared id, or
+    the shallowest, see `submission_names`); error rows too (`x.md` and `x.tex`, both unreadable,
+    are two rows).
 
     An id that is the file or folder name of a submission (`reserved`, see `submission_names`)
     belongs to that submission: another file claiming it (`aaa.yaml` saying `student: zoe`
@@ -237,14 +238,25 @@ def unique_students(items: Iterable[Submission | Result],
         yield item
 
 
-def submission_names(items: Any) -> Collection[str]:
+def submission_names(items: Any) -> Mapping[str, Path]:
     """The file or folder names a class's submissions are known by (what their ids default to),
-    for the items a plan can look over before reading them (a list, or a Loading's paths)."""
+    each with the submission that owns it, for the items a plan can look over before reading
+    them (a list, or a Loading's paths).
+
+    Of two submissions with one name, the shallower owns it (`zoe/` beside `mallory/zoe/`, which
+    makes mallory's folder a class folder): a folder nested inside someone's submission can never
+    take the name of a student at the top of the class, whatever the order. At one depth, the first does."""
     if isinstance(items, Loading):
-        return {_named(p) for p in items.paths}
-    if isinstance(items, (list, tuple)):
-        return {_own_name(item) for item in items}
-    return ()
+        places = [(_named(p), p) for p in items.paths]
+    elif isinstance(items, (list, tuple)):
+        places = [(_own_name(item), _place(item)) for item in items]
+    else:
+        return {}
+    owners: dict[str, Path] = {}
+    for name, place in places:
+        if name not in owners or len(place.parts) < len(owners[name].parts):
+            owners[name] = place
+    return owners
 
 
 def _named(path: Path) -> str:
@@ -258,11 +270,20 @@ def _own_name(item: Submission | Result) -> str:
     return _named(Path(item.source))
 
 
-def _unique_student(item: Submission | Result, taken: set[str], reserved: Collection[str] = ()) -> Submission | Result:
+def _place(item: Submission | Result) -> Path:
+    """Where a submission is in the class: its folder, or its file (the path discovery found)."""
+    if isinstance(item, Submission):
+        return item.folder if item.folder is not None else item.path
+    return Path(item.source)
+
+
+def _unique_student(item: Submission | Result, taken: set[str],
+                    reserved: Collection[str] | Mapping[str, Path] = ()) -> Submission | Result:
     """A student id is the submission's own claim: two files claiming one id get two ids, and
     a claim to another submission's name is not granted."""
     claimed = item.student
-    someone_elses = claimed in reserved and claimed != _own_name(item)
+    owner = reserved.get(claimed) if isinstance(reserved, Mapping) else None
+    someone_elses = claimed in reserved and (claimed != _own_name(item) or owner not in (None, _place(item)))
     if claimed not in taken and not someone_elses:
         return item
     n = 2

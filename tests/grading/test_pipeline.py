@@ -395,3 +395,25 @@ def test_a_file_claiming_another_submissions_name_does_not_take_it(root, tmp_pat
     mallory = listed["aaa-mallory.yaml"]
     assert mallory.submission.student == "zoe-3"  # not zoe, nor the zoe-2 another file is named
     assert any("another submission in this batch is named 'zoe'" in note for note in mallory.notes)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_folder_nested_in_a_students_submission_does_not_take_a_classmates_name(root, tmp_path, lazy):
+    # mallory/ holds her answers and a folder zoe/ with answers of its own, which makes mallory/
+    # a class folder that comes before Zoe's own zoe/ in order.
+    from attngrade.grading import Stats, load_all
+    from attngrade.grading.shards import plan_split
+
+    good = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8")
+    anonymous = good.replace("student: full-marks\n", "")
+    for folder in ("mallory", "mallory/zoe", "zoe"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "answers.yaml").write_text(anonymous, encoding="utf-8")
+    items = load_all([tmp_path], Stats(), lazy_from=1 if lazy else None)
+    planned = plan_split(items, resolver(root / "solutions"), Stats(), workers=1)
+    listed = {entry.submission.folder.relative_to(tmp_path).as_posix(): entry for entry in planned.entries
+              if entry.submission.folder is not None}
+    assert listed["zoe"].submission.student == "zoe"
+    nested = listed["mallory/zoe"]
+    assert nested.submission.student == "zoe-2"
+    assert any("another submission in this batch is named 'zoe'" in note for note in nested.notes)
