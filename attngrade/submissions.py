@@ -272,19 +272,23 @@ def _is_class(folder: Path, depth: int = 0) -> bool:
 MAX_CLASS_DEPTH = 8  # class folders inside class folders read as such; deeper, a folder is one submission
 
 
-def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: int = 0) -> Iterator[Path]:
+def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: int = 0,
+             nested: dict[Path, int] | None = None) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
     A folder is one submission when it holds exactly one file with answers in it (its
     sub-folders are that student's own files); otherwise every file and sub-folder in it is
     one (a file that is not an answers file becomes an error row that says so), and a
     sub-folder that is itself a class folder is read as one. Hidden files and a Gradescope export's metadata
-    go to `passed_over`, for the run summary.
+    go to `passed_over`, for the run summary. `nested` is given the class depth of each
+    submission found inside a class folder inside a folder of `paths` (1 and more; the rest are 0).
     """
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise SubmissionError("no such file or folder", path=str(path))
         if not path.is_dir() or path.is_symlink():
+            if nested is not None and depth:
+                nested[path] = depth
             yield path
             continue
         entries = sorted(path.iterdir())
@@ -296,15 +300,18 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
         if _is_submission(path):
             if passed_over is not None:  # the other answers-format files beside the one read: said, not skipped
                 passed_over.extend(_beside_the_answers(path))
+            if nested is not None and depth:
+                nested[path] = depth
             yield path
             continue
         folders = set(subdirs)
-        yield from (p for p in visible if p not in folders)  # files first, then folders, each sorted
-        for sub in subdirs:
-            if depth < MAX_CLASS_DEPTH and _is_class(sub):  # `grade run examples/`: a folder of class folders
-                yield from discover([sub], passed_over, depth + 1)
-            else:
-                yield sub
+        for found in [*(p for p in visible if p not in folders), *subdirs]:  # files first, then folders, each sorted
+            if found in folders and depth < MAX_CLASS_DEPTH and _is_class(found):
+                yield from discover([found], passed_over, depth + 1, nested)  # `grade run examples/`: classes
+                continue
+            if nested is not None and depth:
+                nested[found] = depth
+            yield found
 
 
 def _beside_the_answers(folder: Path) -> list[Path]:

@@ -141,11 +141,21 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     """
     from ..submissions import discover
 
-    every = list(discover(list(paths), passed_over))
+    nested: dict[Path, int] = {}
+    every = list(discover(list(paths), passed_over, nested=nested))
     if found is not None:
         found(len(every))
-    loading = Loading(every, stats, homework, bank)
-    return loading if lazy_from is not None and len(every) >= lazy_from else list(loading)
+    loading = Loading(every, stats, homework, bank, nested)
+    return loading if lazy_from is not None and len(every) >= lazy_from else Loaded(loading, loading.names)
+
+
+class Loaded(list):
+    """A class's submissions loaded whole, with the names its submissions go by (`Names`),
+    which the plan needs and the loaded items alone cannot tell (how deep each was found)."""
+
+    def __init__(self, items: Iterable[Submission | Result], names: "Names"):
+        super().__init__(items)
+        self.names = names
 
 
 class Loading:
@@ -155,8 +165,10 @@ class Loading:
     class loaded this way never holds every student's raw answers at once: at 100,000
     students those are half a gigabyte."""
 
-    def __init__(self, paths: list[Path], stats: Stats | None, homework: str | None, bank: Any):
+    def __init__(self, paths: list[Path], stats: Stats | None, homework: str | None, bank: Any,
+                 nested: dict[Path, int] | None = None):
         self.paths, self.stats, self.homework, self.bank = paths, stats, homework, bank
+        self.names = Names.of(((_named(p), p) for p in paths), nested)
         self._started = False
 
     def __len__(self) -> int:
@@ -183,7 +195,7 @@ class Loading:
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
-         prestart: bool = True, reserved: Mapping[str, Path] | None = None) -> Plan:
+         prestart: bool = True, reserved: "Names | Collection[str] | None" = None) -> Plan:
     """Read every submission; `resolve` gives the Assignment of a homework id.
 
     `resolve` raises SubmissionError for a homework the submission names but nobody
@@ -223,10 +235,9 @@ def error_result(path: Path, homework: str | None, message: str, student: str | 
 
 
 def unique_students(items: Iterable[Submission | Result],
-                    reserved: Collection[str] | Mapping[str, Path] = ()) -> Iterator[Submission | Result]:
+                    reserved: "Names | Collection[str]" = ()) -> Iterator[Submission | Result]:
     """The items with a student id each of its own, in order (the first keeps a shared id, or
-    the shallowest, see `submission_names`); error rows too (`x.md` and `x.tex`, both unreadable,
-    are two rows).
+    the shallowest, see `Names`); error rows too (`x.md` and `x.tex`, both unreadable, are two rows).
 
     An id that is the file or folder name of a submission (`reserved`, see `submission_names`)
     belongs to that submission: another file claiming it (`aaa.yaml` saying `student: zoe`
@@ -238,25 +249,50 @@ def unique_students(items: Iterable[Submission | Result],
         yield item
 
 
-def submission_names(items: Any) -> Mapping[str, Path]:
-    """The file or folder names a class's submissions are known by (what their ids default to),
-    each with the submission that owns it, for the items a plan can look over before reading
-    them (a list, or a Loading's paths).
+@dataclass(frozen=True)
+class Names:
+    """The file or folder names a class's submissions go by when they claim no id, each with
+    the class depth of the shallowest submission so named; and the depth of each submission
+    found inside a nested class folder (the others are at depth 0).
 
-    Of two submissions with one name, the shallower owns it (`zoe/` beside `mallory/zoe/`, which
-    makes mallory's folder a class folder): a folder nested inside someone's submission can never
-    take the name of a student at the top of the class, whatever the order. At one depth, the first does."""
-    if isinstance(items, Loading):
-        places = [(_named(p), p) for p in items.paths]
-    elif isinstance(items, (list, tuple)):
-        places = [(_own_name(item), _place(item)) for item in items]
-    else:
-        return {}
-    owners: dict[str, Path] = {}
-    for name, place in places:
-        if name not in owners or len(place.parts) < len(owners[name].parts):
-            owners[name] = place
-    return owners
+    A name is its submission's own: another file claiming it (`aaa.yaml` saying `student: zoe`
+    beside `zoe.yaml`) does not get it. Of two submissions named alike, a shallower one keeps
+    it: `mallory/zoe/` inside Mallory's folder (which makes hers a class folder, read before
+    `zoe/`) can never take the name of Zoe at the top of the class. At one depth, the first does."""
+
+    shallowest: Mapping[str, int] = field(default_factory=dict)
+    nested: Mapping[Path, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, places: Iterable[tuple[str, Path]], nested: Mapping[Path, int] | None = None) -> "Names":
+        nested = nested or {}
+        shallowest: dict[str, int] = {}
+        for name, place in places:
+            depth = nested.get(place, 0)
+            if depth < shallowest.get(name, depth + 1):
+                shallowest[name] = depth
+        return cls(shallowest, nested)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.shallowest
+
+    def belongs_elsewhere(self, item: Submission | Result) -> bool:
+        """Whether the id `item` claims is another submission's name."""
+        claimed = item.student
+        if claimed not in self.shallowest:
+            return False
+        return claimed != _own_name(item) or self.shallowest[claimed] < self.nested.get(_place(item), 0)
+
+
+def submission_names(items: Any) -> Names | Collection[str]:
+    """The names a class's submissions go by (`Names`), for the items a plan can look over
+    before reading them: a `Loading` or `Loaded` knows them; of any other list, each item's
+    own name (every item taken to be at the top of the class)."""
+    if isinstance(items, (Loading, Loaded)):
+        return items.names
+    if isinstance(items, (list, tuple)):
+        return Names.of((_own_name(item), _place(item)) for item in items)
+    return ()
 
 
 def _named(path: Path) -> str:
@@ -278,12 +314,14 @@ def _place(item: Submission | Result) -> Path:
 
 
 def _unique_student(item: Submission | Result, taken: set[str],
-                    reserved: Collection[str] | Mapping[str, Path] = ()) -> Submission | Result:
+                    reserved: "Names | Collection[str]" = ()) -> Submission | Result:
     """A student id is the submission's own claim: two files claiming one id get two ids, and
     a claim to another submission's name is not granted."""
     claimed = item.student
-    owner = reserved.get(claimed) if isinstance(reserved, Mapping) else None
-    someone_elses = claimed in reserved and (claimed != _own_name(item) or owner not in (None, _place(item)))
+    if isinstance(reserved, Names):
+        someone_elses = reserved.belongs_elsewhere(item)
+    else:
+        someone_elses = claimed in reserved and claimed != _own_name(item)
     if claimed not in taken and not someone_elses:
         return item
     n = 2

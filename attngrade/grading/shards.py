@@ -123,7 +123,7 @@ def _plan_share(start: int, stop: int) -> Plan:
     """In a child: plan items[start:stop] (the sandbox is the parent's to start)."""
     assert _SHARED is not None, "called only in a child forked by plan_split"
     items, resolve = _SHARED
-    share = plan(items[start:stop], resolve, Stats(), prestart=False)
+    share = plan(items[start:stop], resolve, Stats(), prestart=False, reserved=())  # ids made unique already
     share.assignments = {}  # the parent resolves its own: its check workers inherit those
     return share
 

@@ -417,3 +417,34 @@ def test_a_folder_nested_in_a_students_submission_does_not_take_a_classmates_nam
     nested = listed["mallory/zoe"]
     assert nested.submission.student == "zoe-2"
     assert any("another submission in this batch is named 'zoe'" in note for note in nested.notes)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_how_deep_a_folder_is_counts_inside_its_class_not_on_the_disk(root, tmp_path, lazy, monkeypatch):
+    # Two classes named on the command line, one by an absolute path: C/zoe is at the top of
+    # its class, D/mallory/zoe one class deeper, whatever the paths' lengths.
+    from attngrade.grading import Stats, load_all
+    from attngrade.grading.shards import plan_split
+
+    anonymous = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8") \
+        .replace("student: full-marks\n", "")
+    for folder in ("C/zoe", "C/ann", "D/mallory", "D/mallory/zoe", "D/bob"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "answers.yaml").write_text(anonymous, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    items = load_all([tmp_path / "C", Path("D")], Stats(), lazy_from=1 if lazy else None)
+    planned = plan_split(items, resolver(root / "solutions"), Stats(), workers=1)
+    ids = {entry.submission.folder.resolve().relative_to(tmp_path).as_posix(): entry.submission.student
+           for entry in planned.entries if entry.submission.folder is not None}
+    assert ids["C/zoe"] == "zoe" and ids["D/mallory/zoe"] == "zoe-2"
+
+
+def test_a_name_whose_submission_claims_another_id_is_free_for_its_namesake(root, tmp_path):
+    # zoe.yaml says it is zoe-smith; the folder zoe/ claims nothing: it is zoe.
+    good = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8")
+    (tmp_path / "zoe.yaml").write_text(good.replace("student: full-marks", "student: zoe-smith"), encoding="utf-8")
+    for folder in ("zoe", "ann"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "answers.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
+    batch = grade_paths([tmp_path], root / "solutions")
+    assert sorted(r.student for r in batch.results) == ["ann", "zoe", "zoe-smith"]
