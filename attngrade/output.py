@@ -8,6 +8,7 @@ import json
 import os
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -120,14 +121,19 @@ def _number(x: float) -> str:
 
 
 def spreadsheet_cell(text: str) -> str:
-    """`text`, defused if a spreadsheet could take it for a formula: its first character
-    that is not blank or invisible (spaces, a BOM, zero-width characters: some programs
-    skip them) is = + - @ or a full-width form of one, or it starts with a tab or CR."""
-    lead = _INVISIBLE_LEAD.match(text)
-    first = text[lead.end():lead.end() + 1] if lead else text[:1]
-    return "'" + text if first in _FORMULA_STARTS or text[:1] in ("\t", "\r") else text
+    """`text`, defused if a spreadsheet could take it for a formula: it starts with a tab or
+    CR, or its first visible character (after spaces, a BOM, zero-width and other invisible
+    characters, which some programs skip) is = + - @ or a look-alike of one (full-width, small)."""
+    if text[:1] in ("\t", "\r"):
+        return "'" + text
+    if text[:1].isascii() and text[:1].isalnum():
+        return text  # most cells: an id, a homework
+    for char in text:
+        if unicodedata.category(char) in _INVISIBLE:
+            continue
+        return "'" + text if unicodedata.normalize("NFKC", char)[:1] in _FORMULA_STARTS else text
+    return text
 
 
-_FORMULA_STARTS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
-# Spaces and what a reader cannot see before a cell's first visible character.
-_INVISIBLE_LEAD = re.compile("[\\s\u00a0\u180e\u200b-\u200f\u2028-\u202f\u205f-\u2064\u3000\ufeff]+")
+_FORMULA_STARTS = frozenset("=+-@")
+_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn"})  # controls, formats, spaces, separators, combining marks

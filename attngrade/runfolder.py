@@ -118,23 +118,35 @@ def _reports_in(out: Path) -> dict[Path, tuple[int, int]]:
 def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[str]:
     """In place, a student who left the class keeps no report: remove each report of `earlier`
     this run did not write (their folder too, once nothing else is in it)."""
-    gone = []
+    gone, kept = [], []
     for report, seen in earlier.items():
         try:
             stat = report.lstat()
-        except OSError:
-            continue
-        if (stat.st_ino, stat.st_mtime_ns) == seen and _written(report, _STUDENT):
+            if (stat.st_ino, stat.st_mtime_ns) != seen or not _written(report, _STUDENT):
+                continue
             report.unlink()
-            gone.append(report.parent.name)
-            try:
-                report.parent.rmdir()  # only if empty: a person's notes beside the report stay
-            except OSError:
-                pass
-    if not gone:
-        return []
-    shown = ", ".join(sorted(gone)[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
-    return [f"{out}: removed the reports of {len(gone)} folder(s) no student of this run has ({shown})"]
+        except FileNotFoundError:
+            continue
+        except OSError as err:  # the run is complete: a report it may not remove is said, not fatal
+            kept.append(f"{report} ({err.strerror or err})")
+            continue
+        gone.append(report.parent.name)
+        try:
+            report.parent.rmdir()  # only if empty: a person's notes beside the report stay
+        except OSError:
+            pass
+    said = []
+    if gone:
+        said.append(f"{out}: removed the reports of {len(gone)} folder(s) no student of this run has "
+                    f"({_some(sorted(gone))})")
+    if kept:
+        said.append(f"{out}: could not remove the reports of {len(kept)} student(s) no longer in the class: "
+                    f"{_some(kept)}; remove them by hand")
+    return said
+
+
+def _some(names: list[str], shown: int = 5) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _in_place(out: Path) -> bool:

@@ -381,3 +381,28 @@ def test_an_output_link_to_nothing_is_refused_before_grading(tmp_path):
     (tmp_path / "out").symlink_to(tmp_path / "gone")
     done = subprocess.run(command(EXAMPLES, tmp_path / "out"), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "a link to nothing" in done.stderr
+
+
+def test_a_report_that_cannot_be_removed_in_place_is_said_and_the_run_still_succeeds(tmp_path, monkeypatch):
+    from attngrade import runfolder
+
+    for name in ("stays", "left", "locked"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "report.html").write_text("old", encoding="utf-8")
+    earlier = runfolder._reports_in(tmp_path)
+    (tmp_path / "stays" / ".report.html.new").write_text("new", encoding="utf-8")  # this run's, by a rename
+    os.replace(tmp_path / "stays" / ".report.html.new", tmp_path / "stays" / "report.html")
+    unlink = Path.unlink
+
+    def refuse(path, *args, **kwargs):
+        if path.parent.name == "locked":
+            raise PermissionError(1, "Operation not permitted", str(path))
+        return unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    said = runfolder._remove_unwritten(earlier, tmp_path)
+    assert (tmp_path / "stays" / "report.html").read_text(encoding="utf-8") == "new"
+    assert not (tmp_path / "left").exists()
+    assert (tmp_path / "locked" / "report.html").is_file()
+    assert any("removed the reports of 1 folder(s)" in line and "left" in line for line in said)
+    assert any("could not remove" in line and "Operation not permitted" in line for line in said)

@@ -37,12 +37,13 @@ def test_grades_csv_yields_one_complete_record_per_student():
 
 
 @pytest.mark.parametrize("text", ["=1+1", " =1+1", "\ufeff=1+1", "\u200b@SUM(A1)", "\u00a0\u3000-2+3",
-                                  "\uff1dHYPERLINK(1)", "\t=1", "\r+1", "+1"])
+                                  "\uff1dHYPERLINK(1)", "\t=1", "\r+1", "+1", "\u2066=1", "\u00ad\u034f=1",
+                                  "\ufe0f\U000e0001@x", "\ufe66HYPERLINK(1)", "\ufe62 1", "\n\x0b=1"])
 def test_a_cell_a_spreadsheet_could_take_for_a_formula_is_defused(text):
     assert spreadsheet_cell(text) == "'" + text
 
 
-@pytest.mark.parametrize("text", ["ada", "a=b", "a-1", "", "   ", "\u200b", "x@example.com"])
+@pytest.mark.parametrize("text", ["ada", "a=b", "a-1", "", "   ", "\u200b", "x@example.com", "\u00e9=", "1+1"])
 def test_a_cell_no_spreadsheet_takes_for_a_formula_is_left_as_it_is(text):
     assert spreadsheet_cell(text) == text
 
