@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .errors import ConfigError, SubmissionError
 from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
@@ -25,7 +25,7 @@ from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
 from .keys import load_keys
 from .lms import read_roster, unmatched
-from .output import folder_names, grades_csv, results_json, write_atomic
+from .output import FOLDERS_FILE, folder_names, folders_json, grades_csv, kept_folders, results_json, write_atomic
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
 from .overrides import template, write_template
@@ -209,6 +209,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
     settle()  # the run stage's pool, joined in the background: done before report processes fork
+    kept = kept_folders(out)  # the run in OUT, before this one replaces it
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
 
@@ -217,23 +218,26 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                                                                   homeworks), shown=out))
 
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports, meanwhile=overrides_template)
+                      workers=workers, reports=reports, meanwhile=overrides_template, kept=kept)
     return batch
 
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
                   rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
-                  reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None) -> None:
+                  reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None,
+                  kept: Mapping[str, str] | None = None) -> None:
     """results.json, grades.csv, a report per student and the class page; `meanwhile` is
-    called with the tables, while report processes render (this process would only wait)."""
+    called with the tables, while report processes render (this process would only wait).
+    `kept`: the report folders of the run before (`output.kept_folders`), which students keep."""
     out.mkdir(parents=True, exist_ok=True)
-    folders = folder_names(results)
+    folders = folder_names(results, kept)
     advance = progress.advance if progress is not None else (lambda count=1: None)
 
     def tables() -> None:
         write_atomic(out / "results.json", results_json(results))
         write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
+        write_atomic(out / FOLDERS_FILE, folders_json(results, folders))
         if meanwhile is not None:
             meanwhile()
 

@@ -10,7 +10,7 @@ import re
 import tempfile
 import unicodedata
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .rawtext import UNENCODABLE
 from .records import Homework, Result
@@ -40,27 +40,77 @@ os.umask(_UMASK)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
+FOLDERS_FILE = ".folders.json"  # student id -> report folder, read back by the next run (`kept_folders`)
+
 # The files a run writes at the top of OUT, beside the students' folders (and what a run reads
 # back from there: see runfolder).
 OUTPUT_FILES = frozenset({"results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml",
-                          ".overrides.sha256"})
+                          ".overrides.sha256", FOLDERS_FILE})
 
 
-def folder_names(results: Iterable[Result]) -> list[str]:
+def folder_names(results: Sequence[Result], kept: Mapping[str, str] | None = None) -> list[str]:
     """A safe folder name per result, unique even where a file system ignores case (student
     ids are untrusted text: 'a b', 'a_b' and 'a_b-2' must not share a folder, and so a report),
-    and never the name of a file the run writes beside the folders (a student 'index.html')."""
+    and never the name of a file the run writes beside the folders (a student 'index.html').
+
+    A student keeps the folder they had in the run before (`kept`), if it is still one of the
+    names their id gives: a newcomer 'Bob' sorted before 'bob' does not move bob's report to
+    bob-2, away from the notes kept beside it (which would then sit beside Bob's report)."""
     taken = {name.lower() for name in OUTPUT_FILES}  # and names so far, lower-cased
-    names = []
-    for result in results:
-        base = (_UNSAFE.sub("_", result.student).strip("._") or "student")[:80]
+    bases = [_folder_base(result.student) for result in results]
+    names: list[str | None] = [None] * len(bases)
+    for i, result in enumerate(results if kept else ()):
+        before = kept.get(result.student) if kept else None
+        if isinstance(before, str) and _of_base(before, bases[i]) and before.lower() not in taken:
+            names[i] = before
+            taken.add(before.lower())
+    for i, base in enumerate(bases):
+        if names[i] is not None:
+            continue
         name, n = base, 1
         while name.lower() in taken:
             n += 1
             name = f"{base}-{n}"
         taken.add(name.lower())
-        names.append(name)
-    return names
+        names[i] = name
+    return names  # type: ignore[return-value]  # every slot is filled
+
+
+def _folder_base(student: str) -> str:
+    return (_UNSAFE.sub("_", student).strip("._") or "student")[:80]
+
+
+def _of_base(folder: str, base: str) -> bool:
+    """Whether `folder` is one of the names `folder_names` gives an id whose base is `base`."""
+    suffix = folder[len(base) + 1:]
+    return folder == base or (folder.startswith(base + "-") and suffix.isascii() and suffix.isdigit()
+                              and suffix[0] != "0" and int(suffix) >= 2)
+
+
+def folders_json(results: Iterable[Result], folders: Iterable[str]) -> Iterator[str]:
+    """OUT/.folders.json: each student's report folder, a line each (written as they come)."""
+    yield "{"
+    for i, (result, folder) in enumerate(zip(results, folders)):
+        yield ("\n" if i == 0 else ",\n") + json.dumps(result.student, ensure_ascii=False) + ": " + json.dumps(folder)
+    yield "\n}\n"
+
+
+MAX_FOLDERS_BYTES = 32_000_000  # 100,000 students with long ids; a larger file is not a run's: ignored
+
+
+def kept_folders(out: Path) -> dict[str, str]:
+    """The report folders of the run in OUT (its .folders.json); none if it has none or it is
+    not what a run writes (a run never fails for it: folders are then given afresh)."""
+    path = out / FOLDERS_FILE
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_FOLDERS_BYTES:
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)}
 
 
 def results_json(results: Iterable[Result]) -> Iterator[str]:

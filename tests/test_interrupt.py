@@ -28,7 +28,7 @@ EXAMPLES = ROOT / "examples" / "cs224n-w21-a5"
 SOLUTIONS = ROOT / "solutions"
 OUTPUTS = ("results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml")
 TEMP = re.compile(r"^\.(report\.html|results\.json|grades\.csv|index\.html|overrides\.yaml|overrides\.new\.yaml|"
-                  r"\.overrides\.sha256)\.[A-Za-z0-9_]+$")
+                  r"\.overrides\.sha256|\.folders\.json)\.[A-Za-z0-9_]+$")
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not hasattr(os, "killpg"), reason="SIGKILL of a process group: POSIX")]
@@ -88,6 +88,9 @@ def check_nothing_torn(out: Path) -> list[Path]:
         if path.name.startswith("."):
             if path.name == ".overrides.sha256":
                 assert re.fullmatch(r"[0-9a-f]{64}\n", path.read_text()), "torn stamp"
+                continue
+            if path.name == ".folders.json":
+                assert isinstance(json.loads(path.read_text(encoding="utf-8")), dict), "torn folder list"
                 continue
             assert TEMP.match(path.name), f"unexpected hidden file {path}"
             leftovers.append(path)
@@ -250,6 +253,32 @@ def test_a_persons_files_named_like_outputs_are_theirs_and_old_reports_are_not_c
     assert (out / "report.html").read_text() == "a page of my own"
     assert sorted(p.name for p in (out / "carol").iterdir()) == ["notes.txt"]
     assert (out / "bob" / "report.html").is_file()
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_newcomer_named_like_a_student_does_not_take_their_folder_at_the_rerun(tmp_path, linked):
+    # Bob sorts before bob and both want the folder bob; bob had it, with a note beside his report.
+    cls = tmp_path / "class"
+    cls.mkdir()
+    body = (EXAMPLES / "full-marks.yaml").read_text(encoding="utf-8")
+    for student in ("bob", "carol"):
+        (cls / f"{student}.yaml").write_text(body.replace("student: full-marks", f"student: {student}"))
+    out = tmp_path / "out"
+    if linked:  # written in place
+        (tmp_path / "real").mkdir()
+        out.symlink_to(tmp_path / "real")
+    assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
+    (out / "bob" / "notes.txt").write_text("bob asked for a regrade of 1a")
+    (cls / "Bob.yaml").write_text(body.replace("student: full-marks", "student: Bob"))
+    assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'href="bob/report.html"' in index and 'href="Bob-2/report.html"' in index
+    assert "<h1>bob</h1>" in (out / "bob" / "report.html").read_text(encoding="utf-8")
+    assert "<h1>Bob</h1>" in (out / "Bob-2" / "report.html").read_text(encoding="utf-8")
+    assert sorted(p.name for p in (out / "bob").iterdir()) == ["notes.txt", "report.html"]
+    assert sorted(p.name for p in (out / "Bob-2").iterdir()) == ["report.html"]
+    assert json.loads((out / ".folders.json").read_text(encoding="utf-8")) == {
+        "Bob": "Bob-2", "bob": "bob", "carol": "carol"}
 
 
 def test_a_student_named_like_an_output_file_gets_a_folder_of_their_own(tmp_path):

@@ -52,6 +52,14 @@ def _named(*students: str) -> list[Result]:
     return [Result(student=s, homework="cs224n-w21-a5", score=0.0, max_score=1.0) for s in students]
 
 
+def test_a_student_keeps_the_folder_of_the_run_before_while_it_is_still_one_of_theirs():
+    kept = {"bob": "bob", "a b": "a_b-2", "eve": "mallory", "zed": "zed-02", "amy": "amy-3"}
+    # Bob and a_b come first and would take bob and a_b; eve's old folder is not one her id gives.
+    assert folder_names(_named("Bob", "a_b", "bob", "a b", "eve", "zed", "amy"), kept) == [
+        "Bob-2", "a_b", "bob", "a_b-2", "eve", "zed", "amy-3"]
+    assert folder_names(_named("Bob", "bob")) == ["Bob", "bob-2"]  # without a run before: first come
+
+
 def test_folder_names_are_unique_even_where_case_is_ignored():
     # 'a b' becomes a_b, so the third student's own id must not land in the second one's folder.
     assert folder_names(_named("a b", "a_b", "a_b-2")) == ["a_b", "a_b-2", "a_b-2-2"]
