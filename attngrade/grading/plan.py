@@ -252,36 +252,50 @@ def unique_students(items: Iterable[Submission | Result],
 @dataclass(frozen=True)
 class Names:
     """The file or folder names a class's submissions go by when they claim no id, each with
-    the class depth of the shallowest submission so named; and the depth of each submission
-    found inside a nested class folder (the others are at depth 0).
+    the rank of the best place so named; and the class depth of each submission found inside a
+    nested class folder (the others are at depth 0).
 
     A name is its submission's own: another file claiming it (`aaa.yaml` saying `student: zoe`
     beside `zoe.yaml`) does not get it. Of two submissions named alike, a shallower one keeps
     it: `mallory/zoe/` inside Mallory's folder (which makes hers a class folder, read before
-    `zoe/`) can never take the name of Zoe at the top of the class. At one depth, the first does."""
+    `zoe/`) can never take the name of Zoe at the top of the class. At one depth an answers file
+    or folder keeps it from a stray file (`zoe.txt` beside `zoe.yaml`), and then the first does.
+    (A name is ranked by where it is, before the files are read: a shallower `zoe.yaml` that
+    says `student: zoe-smith` still outranks a nested `zoe/`, which is then listed as `zoe-2`.)"""
 
-    shallowest: Mapping[str, int] = field(default_factory=dict)
+    best: Mapping[str, tuple[int, bool]] = field(default_factory=dict)
     nested: Mapping[Path, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, places: Iterable[tuple[str, Path]], nested: Mapping[Path, int] | None = None) -> "Names":
-        nested = nested or {}
-        shallowest: dict[str, int] = {}
+        names = cls({}, nested or {})
+        best: dict[str, tuple[int, bool]] = names.best  # type: ignore[assignment]
         for name, place in places:
-            depth = nested.get(place, 0)
-            if depth < shallowest.get(name, depth + 1):
-                shallowest[name] = depth
-        return cls(shallowest, nested)
+            rank = names.rank(place)
+            if name not in best or rank < best[name]:
+                best[name] = rank
+        return names
+
+    def rank(self, place: Path) -> tuple[int, bool]:
+        """Lower is stronger: the class depth, then whether the place is a stray file."""
+        return self.nested.get(place, 0), _stray(place)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.shallowest
+        return name in self.best
 
     def belongs_elsewhere(self, item: Submission | Result) -> bool:
         """Whether the id `item` claims is another submission's name."""
         claimed = item.student
-        if claimed not in self.shallowest:
+        if claimed not in self.best:
             return False
-        return claimed != _own_name(item) or self.shallowest[claimed] < self.nested.get(_place(item), 0)
+        return claimed != _own_name(item) or self.best[claimed] < self.rank(_place(item))
+
+
+def _stray(place: Path) -> bool:
+    """A file in a class that is not in an answers format (its row says so): `zoe.txt`."""
+    from ..formats import is_answers_format
+
+    return bool(place.suffix) and not is_answers_format(place) and not place.is_dir()
 
 
 def submission_names(items: Any) -> Names | Collection[str]:

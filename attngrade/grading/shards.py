@@ -135,7 +135,7 @@ def _share(future: Future, items: Items, resolve: Resolve) -> Plan:
         return future.result()
     except Exception:  # noqa: BLE001 - a failed child is not a failed class
         log.warning("the process planning a share of the class failed; planning it here", exc_info=True)
-        return plan(items, resolve, Stats())
+        return plan(items, resolve, Stats(), reserved=())  # ids made unique already
 
 
 def _join(joined: Plan, share: Plan, resolve: Resolve) -> None:

@@ -448,3 +448,15 @@ def test_a_name_whose_submission_claims_another_id_is_free_for_its_namesake(root
         (tmp_path / folder / "answers.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
     batch = grade_paths([tmp_path], root / "solutions")
     assert sorted(r.student for r in batch.results) == ["ann", "zoe", "zoe-smith"]
+
+
+def test_a_stray_file_named_like_a_submission_does_not_take_its_id(root, tmp_path):
+    # zoe.txt sorts before zoe.yaml; it is an error row (not an answers format), zoe.yaml is Zoe.
+    good = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8")
+    (tmp_path / "zoe.txt").write_text("my answers are in the yaml", encoding="utf-8")
+    for name in ("zoe", "ann"):
+        (tmp_path / f"{name}.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
+    batch = grade_paths([tmp_path], root / "solutions")
+    rows = {r.student: r for r in batch.results}
+    assert not rows["zoe"].error and rows["zoe"].source.endswith("zoe.yaml")
+    assert rows["zoe-2"].error and rows["zoe-2"].source.endswith("zoe.txt")
