@@ -33,7 +33,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import check_only_outputs, claimed, staged
+from .runfolder import check_only_outputs, claimed, held_folders, staged
 from .scale import LARGE_CLASS
 
 log = logging.getLogger(__name__)
@@ -210,6 +210,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         batch.results = apply_overrides(batch.results, decisions, group_of)
     settle()  # the run stage's pool, joined in the background: done before report processes fork
     kept = kept_folders(out)  # the run in OUT, before this one replaces it
+    held = held_folders(out, kept, (r.student for r in batch.results))
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
 
@@ -218,7 +219,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                                                                   homeworks), shown=out))
 
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports, meanwhile=overrides_template, kept=kept)
+                      workers=workers, reports=reports, meanwhile=overrides_template, kept=kept, held=held)
     return batch
 
 
@@ -226,18 +227,19 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
                   rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
                   reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None,
-                  kept: Mapping[str, str] | None = None) -> None:
+                  kept: Mapping[str, str] | None = None, held: Mapping[str, str] | None = None) -> None:
     """results.json, grades.csv, a report per student and the class page; `meanwhile` is
     called with the tables, while report processes render (this process would only wait).
-    `kept`: the report folders of the run before (`output.kept_folders`), which students keep."""
+    `kept`: the report folders of the run before (`output.kept_folders`), which students keep;
+    `held`: those of students who left that nobody may have (`runfolder.held_folders`)."""
     out.mkdir(parents=True, exist_ok=True)
-    folders = folder_names(results, kept)
+    folders = folder_names(results, kept, (held or {}).values())
     advance = progress.advance if progress is not None else (lambda count=1: None)
 
     def tables() -> None:
         write_atomic(out / "results.json", results_json(results))
         write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
-        write_atomic(out / FOLDERS_FILE, folders_json(results, folders))
+        write_atomic(out / FOLDERS_FILE, folders_json(results, folders, held))
         if meanwhile is not None:
             meanwhile()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import os
 import re
@@ -48,15 +49,17 @@ OUTPUT_FILES = frozenset({"results.json", "grades.csv", "index.html", "overrides
                           ".overrides.sha256", FOLDERS_FILE})
 
 
-def folder_names(results: Sequence[Result], kept: Mapping[str, str] | None = None) -> list[str]:
+def folder_names(results: Sequence[Result], kept: Mapping[str, str] | None = None,
+                 held: Iterable[str] = ()) -> list[str]:
     """A safe folder name per result, unique even where a file system ignores case (student
     ids are untrusted text: 'a b', 'a_b' and 'a_b-2' must not share a folder, and so a report),
     and never the name of a file the run writes beside the folders (a student 'index.html').
 
     A student keeps the folder they had in the run before (`kept`), if it is still one of the
     names their id gives: a newcomer 'Bob' sorted before 'bob' does not move bob's report to
-    bob-2, away from the notes kept beside it (which would then sit beside Bob's report)."""
-    taken = {name.lower() for name in OUTPUT_FILES}  # and names so far, lower-cased
+    bob-2, away from the notes kept beside it (which would then sit beside Bob's report).
+    `held`: folders nobody may have (a departed student's, still holding notes about them)."""
+    taken = {name.lower() for name in (*OUTPUT_FILES, *held)}  # and names so far, lower-cased
     bases = [_folder_base(result.student) for result in results]
     names: list[str | None] = [None] * len(bases)
     for i, result in enumerate(results if kept else ()):
@@ -83,15 +86,18 @@ def _folder_base(student: str) -> str:
 def _of_base(folder: str, base: str) -> bool:
     """Whether `folder` is one of the names `folder_names` gives an id whose base is `base`."""
     suffix = folder[len(base) + 1:]
-    return folder == base or (folder.startswith(base + "-") and suffix.isascii() and suffix.isdigit()
-                              and suffix[0] != "0" and int(suffix) >= 2)
+    return folder == base or (folder.startswith(base + "-") and 0 < len(suffix) <= 7 and suffix.isascii()
+                              and suffix.isdigit() and suffix[0] != "0" and int(suffix) >= 2)
 
 
-def folders_json(results: Iterable[Result], folders: Iterable[str]) -> Iterator[str]:
-    """OUT/.folders.json: each student's report folder, a line each (written as they come)."""
+def folders_json(results: Iterable[Result], folders: Iterable[str],
+                 held: Mapping[str, str] | None = None) -> Iterator[str]:
+    """OUT/.folders.json: each student's report folder, a line each (written as they come),
+    then the folders `held` for students who left."""
+    pairs = ((result.student, folder) for result, folder in zip(results, folders))
     yield "{"
-    for i, (result, folder) in enumerate(zip(results, folders)):
-        yield ("\n" if i == 0 else ",\n") + json.dumps(result.student, ensure_ascii=False) + ": " + json.dumps(folder)
+    for i, (student, folder) in enumerate(itertools.chain(pairs, (held or {}).items())):
+        yield ("\n" if i == 0 else ",\n") + json.dumps(student, ensure_ascii=False) + ": " + json.dumps(folder)
     yield "\n}\n"
 
 
@@ -106,7 +112,7 @@ def kept_folders(out: Path) -> dict[str, str]:
         if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_FOLDERS_BYTES:
             return {}
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: '[[[[...' nested beyond the parser
         return {}
     if not isinstance(data, dict):
         return {}

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from .errors import ConfigError
 from .output import OUTPUT_FILES
@@ -147,6 +147,27 @@ def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[s
 
 def _some(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def held_folders(out: Path, kept: Mapping[str, str], students: Iterable[str]) -> dict[str, str]:
+    """The folders of `kept` (the run before's) whose students are not among `students` and
+    that still hold a person's files (notes about that student): no newcomer may have them, or
+    those notes would sit beside the newcomer's report."""
+    now = set(students)
+    held = {}
+    for student, folder in kept.items():
+        if student in now or not _SAFE_FOLDER.fullmatch(folder):
+            continue
+        try:
+            with os.scandir(out / folder) as entries:
+                if any(not _written(Path(entry.path), _STUDENT) for entry in entries):
+                    held[student] = folder
+        except OSError:
+            continue  # gone, or not a folder: nothing to keep apart
+    return held
+
+
+_SAFE_FOLDER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")  # what output.folder_names makes
 
 
 def _in_place(out: Path) -> bool:

@@ -45,6 +45,15 @@ def make_class(dest: Path, copies: int) -> Path:
     return dest
 
 
+def named_class(dest: Path, *students: str) -> Path:
+    """The example's full-marks answers, once under each student id (added to `dest` if it exists)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    body = (EXAMPLES / "full-marks.yaml").read_text(encoding="utf-8")
+    for student in students:
+        (dest / f"{student}.yaml").write_text(body.replace("student: full-marks", f"student: {student}"))
+    return dest
+
+
 def command(cls: Path, out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "attngrade", "run", str(cls), "-o", str(out), "--solutions", str(SOLUTIONS),
             "--workers", "1", *extra]
@@ -232,11 +241,7 @@ def test_a_file_beside_a_students_report_is_kept(tmp_path):
 def test_a_persons_files_named_like_outputs_are_theirs_and_old_reports_are_not_carried(tmp_path):
     # What a run wrote is known by place: a grades.csv in a folder of the person's is theirs,
     # an empty folder is theirs, and a student's old report never outlives the run it was for.
-    cls = tmp_path / "class"
-    cls.mkdir()
-    body = (EXAMPLES / "full-marks.yaml").read_text(encoding="utf-8")
-    for student in ("bob", "carol"):
-        (cls / f"{student}.yaml").write_text(body.replace("student: full-marks", f"student: {student}"))
+    cls = named_class(tmp_path / "class", "bob", "carol")
     out = tmp_path / "out"
     assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
     (out / "week1").mkdir()
@@ -258,18 +263,14 @@ def test_a_persons_files_named_like_outputs_are_theirs_and_old_reports_are_not_c
 @pytest.mark.parametrize("linked", [False, True])
 def test_a_newcomer_named_like_a_student_does_not_take_their_folder_at_the_rerun(tmp_path, linked):
     # Bob sorts before bob and both want the folder bob; bob had it, with a note beside his report.
-    cls = tmp_path / "class"
-    cls.mkdir()
-    body = (EXAMPLES / "full-marks.yaml").read_text(encoding="utf-8")
-    for student in ("bob", "carol"):
-        (cls / f"{student}.yaml").write_text(body.replace("student: full-marks", f"student: {student}"))
+    cls = named_class(tmp_path / "class", "bob", "carol")
     out = tmp_path / "out"
     if linked:  # written in place
         (tmp_path / "real").mkdir()
         out.symlink_to(tmp_path / "real")
     assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
     (out / "bob" / "notes.txt").write_text("bob asked for a regrade of 1a")
-    (cls / "Bob.yaml").write_text(body.replace("student: full-marks", "student: Bob"))
+    named_class(cls, "Bob")
     assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'href="bob/report.html"' in index and 'href="Bob-2/report.html"' in index
@@ -279,6 +280,21 @@ def test_a_newcomer_named_like_a_student_does_not_take_their_folder_at_the_rerun
     assert sorted(p.name for p in (out / "Bob-2").iterdir()) == ["report.html"]
     assert json.loads((out / ".folders.json").read_text(encoding="utf-8")) == {
         "Bob": "Bob-2", "bob": "bob", "carol": "carol"}
+
+
+def test_the_folder_of_a_student_who_left_with_notes_about_them_goes_to_nobody_else(tmp_path):
+    cls = named_class(tmp_path / "class", "a b", "carol")
+    out = tmp_path / "out"
+    assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
+    (out / "a_b" / "notes.txt").write_text("asked for an extension: illness")
+    (cls / "a b.yaml").unlink()
+    named_class(cls, "a_b")  # a newcomer whose id gives the same folder
+    for _ in range(2):  # and it stays so at the run after
+        assert subprocess.run(command(cls, out), capture_output=True, timeout=120).returncode == 0
+        assert sorted(p.name for p in (out / "a_b").iterdir()) == ["notes.txt"]
+        assert "<h1>a_b</h1>" in (out / "a_b-2" / "report.html").read_text(encoding="utf-8")
+        assert json.loads((out / ".folders.json").read_text(encoding="utf-8")) == {
+            "a_b": "a_b-2", "carol": "carol", "a b": "a_b"}
 
 
 def test_a_student_named_like_an_output_file_gets_a_folder_of_their_own(tmp_path):

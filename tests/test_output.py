@@ -60,6 +60,20 @@ def test_a_student_keeps_the_folder_of_the_run_before_while_it_is_still_one_of_t
     assert folder_names(_named("Bob", "bob")) == ["Bob", "bob-2"]  # without a run before: first come
 
 
+def test_a_folder_list_that_is_not_a_runs_is_ignored(tmp_path):
+    from attngrade.output import kept_folders
+
+    (tmp_path / ".folders.json").write_text("[" * 100_000, encoding="utf-8")  # deeper than the parser goes
+    assert kept_folders(tmp_path) == {}
+    (tmp_path / ".folders.json").write_text('{"bob": "bob-' + "9" * 5000 + '", "amy": 3}', encoding="utf-8")
+    kept = kept_folders(tmp_path)
+    assert folder_names(_named("bob", "amy"), kept) == ["bob", "amy"]  # no 5,000-digit folder name
+
+
+def test_a_folder_still_held_for_a_student_who_left_goes_to_nobody():
+    assert folder_names(_named("a_b", "bob"), {"a b": "a_b"}, held=["a_b"]) == ["a_b-2", "bob"]
+
+
 def test_folder_names_are_unique_even_where_case_is_ignored():
     # 'a b' becomes a_b, so the third student's own id must not land in the second one's folder.
     assert folder_names(_named("a b", "a_b", "a_b-2")) == ["a_b", "a_b-2", "a_b-2-2"]
