@@ -209,7 +209,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
     settle()  # the run stage's pool, joined in the background: done before report processes fork
-    kept = kept_folders(out)  # the run in OUT, before this one replaces it
+    kept = kept_folders(out, batch.messages)  # the run in OUT, before this one replaces it
     held = held_folders(out, kept, (r.student for r in batch.results))
     with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))

@@ -104,17 +104,29 @@ def folders_json(results: Iterable[Result], folders: Iterable[str],
 MAX_FOLDERS_BYTES = 32_000_000  # 100,000 students with long ids; a larger file is not a run's: ignored
 
 
-def kept_folders(out: Path) -> dict[str, str]:
-    """The report folders of the run in OUT (its .folders.json); none if it has none or it is
-    not what a run writes (a run never fails for it: folders are then given afresh)."""
+def kept_folders(out: Path, said: list[str] | None = None) -> dict[str, str]:
+    """The report folders of the run in OUT (its .folders.json); none if it has none. A file
+    that is not what a run writes never fails the run: folders are given afresh, and `said`
+    is told why (the students whose folders may move are then those named alike)."""
     path = out / FOLDERS_FILE
-    try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_FOLDERS_BYTES:
-            return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # RecursionError: '[[[[...' nested beyond the parser
+    if not path.is_file() and not path.is_symlink():
         return {}
-    if not isinstance(data, dict):
+    problem = None
+    try:
+        if path.is_symlink() or not path.is_file():
+            problem = "it is not a regular file"
+        elif path.stat().st_size > MAX_FOLDERS_BYTES:
+            problem = f"it is over {MAX_FOLDERS_BYTES:,} bytes"
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                problem = "it is not a JSON object"
+    except (OSError, ValueError, RecursionError) as err:  # RecursionError: '[[[[...' nested beyond the parser
+        problem = f"it cannot be read ({type(err).__name__})"
+    if problem is not None:
+        if said is not None:
+            said.append(f"{path}: {problem}, so each student's report folder was given afresh "
+                        "(students named alike may have changed folders); the run writes a new one")
         return {}
     return {k: v for k, v in data.items() if isinstance(v, str)}
 

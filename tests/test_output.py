@@ -64,7 +64,9 @@ def test_a_folder_list_that_is_not_a_runs_is_ignored(tmp_path):
     from attngrade.output import kept_folders
 
     (tmp_path / ".folders.json").write_text("[" * 100_000, encoding="utf-8")  # deeper than the parser goes
-    assert kept_folders(tmp_path) == {}
+    said: list[str] = []
+    assert kept_folders(tmp_path, said) == {}
+    assert len(said) == 1 and ".folders.json: it cannot be read (RecursionError)" in said[0]
     (tmp_path / ".folders.json").write_text('{"bob": "bob-' + "9" * 5000 + '", "amy": 3}', encoding="utf-8")
     kept = kept_folders(tmp_path)
     assert folder_names(_named("bob", "amy"), kept) == ["bob", "amy"]  # no 5,000-digit folder name
