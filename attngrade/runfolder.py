@@ -100,25 +100,29 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
 
 
 def _reports_in(out: Path) -> dict[Path, tuple[int, int]]:
-    """The students' reports an earlier run left in OUT, each with what tells it from a file
-    written later (a report is replaced by a rename, so a rewritten one is another inode)."""
+    """The students' reports an earlier run left in OUT (and the temporary files of one that was
+    killed), each with what tells it from a file written later (a report is replaced by a
+    rename, so a rewritten one is another inode)."""
     found = {}
     with os.scandir(out) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                report = Path(entry.path) / "report.html"
-                try:
-                    stat = report.lstat()
-                except OSError:
-                    continue
-                found[report] = (stat.st_ino, stat.st_mtime_ns)
+        folders = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+    for folder in folders:
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if _STUDENT.match(entry.name) and entry.is_file(follow_symlinks=False):
+                        stat = entry.stat(follow_symlinks=False)
+                        found[Path(entry.path)] = (stat.st_ino, stat.st_mtime_ns)
+        except OSError:
+            continue
     return found
 
 
 def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[str]:
     """In place, a student who left the class keeps no report: remove each report of `earlier`
-    this run did not write (their folder too, once nothing else is in it)."""
-    gone, kept = [], []
+    this run did not write (their folder too, once nothing else is in it), and what a killed
+    run left half-written."""
+    gone, kept, torn = [], [], 0
     for report, seen in earlier.items():
         try:
             stat = report.lstat()
@@ -130,7 +134,10 @@ def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[s
         except OSError as err:  # the run is complete: a report it may not remove is said, not fatal
             kept.append(f"{report} ({err.strerror or err})")
             continue
-        gone.append(report.parent.name)
+        if report.name == "report.html":
+            gone.append(report.parent.name)
+        else:
+            torn += 1
         try:
             report.parent.rmdir()  # only if empty: a person's notes beside the report stay
         except OSError:
@@ -139,8 +146,10 @@ def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[s
     if gone:
         said.append(f"{out}: removed the reports of {len(gone)} folder(s) no student of this run has "
                     f"({_some(sorted(gone))})")
+    if torn:
+        said.append(f"{out}: removed {torn} temporary report file(s) an interrupted run had left")
     if kept:
-        said.append(f"{out}: could not remove the reports of {len(kept)} student(s) no longer in the class: "
+        said.append(f"{out}: could not remove {len(kept)} old report file(s) of students no longer in the class: "
                     f"{_some(kept)}; remove them by hand")
     return said
 

@@ -428,12 +428,13 @@ def test_an_output_link_to_nothing_is_refused_before_grading(tmp_path):
     assert done.returncode == 2 and "a link to nothing" in done.stderr
 
 
-def test_a_report_that_cannot_be_removed_in_place_is_said_and_the_run_still_succeeds(tmp_path, monkeypatch):
+def test_in_place_a_report_that_cannot_be_removed_is_said_and_a_killed_runs_temporary_file_is_not_left(tmp_path, monkeypatch):
     from attngrade import runfolder
 
     for name in ("stays", "left", "locked"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "report.html").write_text("old", encoding="utf-8")
+    (tmp_path / "stays" / ".report.html.k1ll3d00").write_text("<!doctype", encoding="utf-8")  # a killed run's
     earlier = runfolder._reports_in(tmp_path)
     (tmp_path / "stays" / ".report.html.new").write_text("new", encoding="utf-8")  # this run's, by a rename
     os.replace(tmp_path / "stays" / ".report.html.new", tmp_path / "stays" / "report.html")
@@ -451,3 +452,5 @@ def test_a_report_that_cannot_be_removed_in_place_is_said_and_the_run_still_succ
     assert (tmp_path / "locked" / "report.html").is_file()
     assert any("removed the reports of 1 folder(s)" in line and "left" in line for line in said)
     assert any("could not remove" in line and "Operation not permitted" in line for line in said)
+    assert sorted(p.name for p in (tmp_path / "stays").iterdir()) == ["report.html"]
+    assert any("removed 1 temporary report file(s)" in line for line in said)
