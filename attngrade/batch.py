@@ -13,19 +13,21 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import ConfigError, SubmissionError
 from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
                       start_fork_server)
 from .grading.execute import settle
 from .grading import run as run_tasks
+from .grading.plan import place_of
 from .grading.shards import plan_split
 from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
 from .keys import load_keys
 from .lms import read_roster, unmatched
-from .output import FOLDERS_FILE, folder_names, folders_json, grades_csv, kept_folders, results_json, write_atomic
+from . import lastrun
+from .output import FOLDERS_FILE, folder_names, grades_csv, results_json, write_atomic
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
 from .overrides import template, write_template
@@ -33,7 +35,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import check_only_outputs, claimed, held_folders, staged
+from .runfolder import check_only_outputs, claimed, staged
 from .scale import LARGE_CLASS
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,8 @@ class Batch:
     messages: list[str] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> wall and CPU seconds
+    places: list[Path] = field(default_factory=list)  # where each result's submission is in the class
+    last: lastrun.LastRun = field(default_factory=lastrun.LastRun)  # what the run before in OUT left
 
     @property
     def failed(self) -> list[Result]:
@@ -106,15 +110,17 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Quiet | None = None,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
-                reports: ReportPool | None = None, freeze: bool = False) -> Batch:
+                reports: ReportPool | None = None, freeze: bool = False,
+                last: lastrun.LastRun | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
     `runner` is where the run stage executes (default: worker processes on this machine);
     `reports` is started as soon as the submissions are counted, before any is read;
     `freeze`: move what the plan made to the collector's permanent generation (the caller
-    calls gc.unfreeze() when done with the batch).
+    calls gc.unfreeze() when done with the batch); `last`: the run before into the same OUT,
+    whose ids the submissions keep (see `lastrun`).
     """
-    batch = Batch()
+    batch = Batch(last=last or lastrun.LastRun())
     progress = progress or Quiet()
     passed_over: list[Path] = []
     processes = default_workers() if workers is None else workers
@@ -129,7 +135,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=found, lazy_from=LARGE_CLASS)
+                         found=found, lazy_from=LARGE_CLASS, before=batch.last.ids() if batch.last.known else None)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
     if freeze and len(items) < LARGE_CLASS:
@@ -149,6 +155,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         outcomes = run_tasks(planned.tasks, planned.assignments, runner)
     with _timed(batch.timings, "assemble"):
         batch.results = assemble(planned, outcomes)
+    batch.places = [place_of(entry) for entry in planned.entries]
     batch.assignments = planned.assignments
     if passed_over:
         batch.messages.append("not submissions, passed over: " + ", ".join(str(p) for p in passed_over))
@@ -173,7 +180,8 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         # (see reports.parallel).
         reports = ReportPool(default_workers() if workers is None else workers)
         try:
-            batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
+            last = lastrun.read(out, said)  # after `claimed` has put back an interrupted run
+            batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank, last=last,
                                 homework=homework, runner=runner, reports=reports, freeze=True)
             batch.out = out
             batch.messages[:0] = said
@@ -209,9 +217,9 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
     settle()  # the run stage's pool, joined in the background: done before report processes fork
-    kept = kept_folders(out, batch.messages)  # the run in OUT, before this one replaces it
-    held = held_folders(out, kept, (r.student for r in batch.results))
-    with _timed(batch.timings, "write"), staged(out, batch.messages) as stage:
+    keeping = _keeping(batch, out)
+    students = batch.last.folders() if batch.last.known else None
+    with _timed(batch.timings, "write"), staged(out, batch.messages, students) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
 
         def overrides_template() -> None:
@@ -219,27 +227,57 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                                                                   homeworks), shown=out))
 
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports, meanwhile=overrides_template, kept=kept, held=held)
+                      workers=workers, reports=reports, meanwhile=overrides_template, keeping=keeping)
     return batch
+
+
+@dataclass
+class Keeping:
+    """What this run keeps of the run before in OUT: the folder each result had (`wanted`), the
+    folders nobody may have (`reserved`), and the entries held for submissions that left."""
+
+    places: list[Path]
+    wanted: list[str | None] | None = None
+    reserved: set[str] = field(default_factory=set)
+    held: dict[str, lastrun.Entry] = field(default_factory=dict)
+
+    def listing(self, results: list[Result], folders: list[str]) -> Iterator[str]:
+        """This run's OUT/.folders.json."""
+        return lastrun.lines((lastrun.place_key(p) for p in self.places), (r.student for r in results),
+                             folders, self.held)
+
+
+def _keeping(batch: Batch, out: Path) -> Keeping:
+    last = batch.last
+    if len(batch.places) != len(batch.results):  # a batch assembled otherwise: nothing to key folders by
+        return Keeping([Path(r.source) for r in batch.results])
+    keeping = Keeping(batch.places)
+    if not last.known:
+        return keeping
+    places = [lastrun.place_key(p) for p in batch.places]
+    keeping.wanted = last.wanted(places, [r.student for r in batch.results])
+    keeping.held = last.held(out, places, keeping.wanted)
+    keeping.reserved = {e.folder for e in keeping.held.values()} | last.unlisted(out)
+    return keeping
 
 
 def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homework],
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
                   rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
                   reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None,
-                  kept: Mapping[str, str] | None = None, held: Mapping[str, str] | None = None) -> None:
+                  keeping: "Keeping | None" = None) -> None:
     """results.json, grades.csv, a report per student and the class page; `meanwhile` is
     called with the tables, while report processes render (this process would only wait).
-    `kept`: the report folders of the run before (`output.kept_folders`), which students keep;
-    `held`: those of students who left that nobody may have (`runfolder.held_folders`)."""
+    `keeping`: the folders the run before gave and held, and how to list this run's (`lastrun`)."""
     out.mkdir(parents=True, exist_ok=True)
-    folders = folder_names(results, kept, (held or {}).values())
+    folders = folder_names(results, keeping.wanted, keeping.reserved) if keeping else folder_names(results)
     advance = progress.advance if progress is not None else (lambda count=1: None)
 
     def tables() -> None:
         write_atomic(out / "results.json", results_json(results))
         write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
-        write_atomic(out / FOLDERS_FILE, folders_json(results, folders, held))
+        if keeping is not None:
+            write_atomic(out / FOLDERS_FILE, keeping.listing(results, folders))
         if meanwhile is not None:
             meanwhile()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import os
 import re
@@ -13,6 +12,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from .lastrun import FILE as FOLDERS_FILE
 from .rawtext import UNENCODABLE
 from .records import Homework, Result
 
@@ -41,30 +41,27 @@ os.umask(_UMASK)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
-FOLDERS_FILE = ".folders.json"  # student id -> report folder, read back by the next run (`kept_folders`)
-
 # The files a run writes at the top of OUT, beside the students' folders (and what a run reads
 # back from there: see runfolder).
 OUTPUT_FILES = frozenset({"results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml",
                           ".overrides.sha256", FOLDERS_FILE})
 
 
-def folder_names(results: Sequence[Result], kept: Mapping[str, str] | None = None,
+def folder_names(results: Sequence[Result], wanted: Sequence[str | None] | None = None,
                  held: Iterable[str] = ()) -> list[str]:
     """A safe folder name per result, unique even where a file system ignores case (student
     ids are untrusted text: 'a b', 'a_b' and 'a_b-2' must not share a folder, and so a report),
     and never the name of a file the run writes beside the folders (a student 'index.html').
 
-    A student keeps the folder they had in the run before (`kept`), if it is still one of the
-    names their id gives: a newcomer 'Bob' sorted before 'bob' does not move bob's report to
-    bob-2, away from the notes kept beside it (which would then sit beside Bob's report).
-    `held`: folders nobody may have (a departed student's, still holding notes about them)."""
+    A result gets the folder it `wanted` (the one its submission had in the run before, see
+    `lastrun`) if that is still free and one of the names its id gives: a newcomer 'Bob' sorted
+    before 'bob' does not move bob's report to bob-2, away from the notes kept beside it (which
+    would then sit beside Bob's report). `held`: folders nobody may have (a person's)."""
     taken = {name.lower() for name in (*OUTPUT_FILES, *held)}  # and names so far, lower-cased
     bases = [_folder_base(result.student) for result in results]
     names: list[str | None] = [None] * len(bases)
-    for i, result in enumerate(results if kept else ()):
-        before = kept.get(result.student) if kept else None
-        if isinstance(before, str) and _of_base(before, bases[i]) and before.lower() not in taken:
+    for i, before in enumerate(wanted or ()):
+        if before is not None and _gives(results[i].student, bases[i], before) and before.lower() not in taken:
             names[i] = before
             taken.add(before.lower())
     for i, base in enumerate(bases):
@@ -83,52 +80,18 @@ def _folder_base(student: str) -> str:
     return (_UNSAFE.sub("_", student).strip("._") or "student")[:80]
 
 
+def _gives(student: str, base: str, folder: str) -> bool:
+    """Whether `folder` is one the id `student` gives, or the id it was made from (`zoe` of
+    `zoe-3`: a submission listed as zoe-3 when a namesake joined keeps its folder zoe)."""
+    claim = re.fullmatch(r"(.+)-[1-9][0-9]{0,6}", student)
+    return _of_base(folder, base) or (claim is not None and _of_base(folder, _folder_base(claim.group(1))))
+
+
 def _of_base(folder: str, base: str) -> bool:
     """Whether `folder` is one of the names `folder_names` gives an id whose base is `base`."""
     suffix = folder[len(base) + 1:]
     return folder == base or (folder.startswith(base + "-") and 0 < len(suffix) <= 7 and suffix.isascii()
                               and suffix.isdigit() and suffix[0] != "0" and int(suffix) >= 2)
-
-
-def folders_json(results: Iterable[Result], folders: Iterable[str],
-                 held: Mapping[str, str] | None = None) -> Iterator[str]:
-    """OUT/.folders.json: each student's report folder, a line each (written as they come),
-    then the folders `held` for students who left."""
-    pairs = ((result.student, folder) for result, folder in zip(results, folders))
-    yield "{"
-    for i, (student, folder) in enumerate(itertools.chain(pairs, (held or {}).items())):
-        yield ("\n" if i == 0 else ",\n") + json.dumps(student, ensure_ascii=False) + ": " + json.dumps(folder)
-    yield "\n}\n"
-
-
-MAX_FOLDERS_BYTES = 32_000_000  # 100,000 students with long ids; a larger file is not a run's: ignored
-
-
-def kept_folders(out: Path, said: list[str] | None = None) -> dict[str, str]:
-    """The report folders of the run in OUT (its .folders.json); none if it has none. A file
-    that is not what a run writes never fails the run: folders are given afresh, and `said`
-    is told why (the students whose folders may move are then those named alike)."""
-    path = out / FOLDERS_FILE
-    if not path.is_file() and not path.is_symlink():
-        return {}
-    problem = None
-    try:
-        if path.is_symlink() or not path.is_file():
-            problem = "it is not a regular file"
-        elif path.stat().st_size > MAX_FOLDERS_BYTES:
-            problem = f"it is over {MAX_FOLDERS_BYTES:,} bytes"
-        else:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict):
-                problem = "it is not a JSON object"
-    except (OSError, ValueError, RecursionError) as err:  # RecursionError: '[[[[...' nested beyond the parser
-        problem = f"it cannot be read ({type(err).__name__})"
-    if problem is not None:
-        if said is not None:
-            said.append(f"{path}: {problem}, so each student's report folder was given afresh "
-                        "(students named alike may have changed folders); the run writes a new one")
-        return {}
-    return {k: v for k, v in data.items() if isinstance(v, str)}
 
 
 def results_json(results: Iterable[Result]) -> Iterator[str]:

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Collection, Iterator
 
 from .errors import ConfigError
 from .output import OUTPUT_FILES
@@ -63,18 +63,20 @@ def claimed(out: Path, said: list[str]) -> Iterator[None]:
 
 
 @contextmanager
-def staged(out: Path, said: list[str]) -> Iterator[Path]:
+def staged(out: Path, said: list[str], students: Collection[str] | None = None) -> Iterator[Path]:
     """Yield a fresh folder to write the run into; switch it in as OUT when the block ends.
 
     OUT is held (`claimed`) if the caller does not hold it already. On an exception (Ctrl-C
     included) the staging folder is removed, OUT is untouched, and stderr says so.
+    `students`: the folders of OUT the run before wrote reports into, when known (see
+    `lastrun`); any other folder is a person's, a report.html in it included.
     """
     out = Path(os.path.abspath(out))
     with claimed(out, said):
         if _in_place(out):
             said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
                         "writable): its outputs were written in place")
-            earlier = _reports_in(out)
+            earlier = _reports_in(out, students)
             try:
                 yield out
             except BaseException:
@@ -96,16 +98,17 @@ def staged(out: Path, said: list[str]) -> Iterator[Path]:
             sys.stderr.write(f"grade: stopped before the outputs were complete; {out} {before}\n")
             raise
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; an output folder is an ordinary one
-        _switch(stage, out, started)
+        _switch(stage, out, started, students)
 
 
-def _reports_in(out: Path) -> dict[Path, tuple[int, int]]:
+def _reports_in(out: Path, students: Collection[str] | None = None) -> dict[Path, tuple[int, int]]:
     """The students' reports an earlier run left in OUT (and the temporary files of one that was
     killed), each with what tells it from a file written later (a report is replaced by a
     rename, so a rewritten one is another inode)."""
     found = {}
     with os.scandir(out) as entries:
-        folders = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+        folders = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)
+                   and (students is None or entry.name in students)]
     for folder in folders:
         try:
             with os.scandir(folder) as entries:
@@ -158,25 +161,9 @@ def _some(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-def held_folders(out: Path, kept: Mapping[str, str], students: Iterable[str]) -> dict[str, str]:
-    """The folders of `kept` (the run before's) whose students are not among `students` and
-    that still hold a person's files (notes about that student): no newcomer may have them, or
-    those notes would sit beside the newcomer's report."""
-    now = set(students)
-    held = {}
-    for student, folder in kept.items():
-        if student in now or not _SAFE_FOLDER.fullmatch(folder):
-            continue
-        try:
-            with os.scandir(out / folder) as entries:
-                if any(not _written(Path(entry.path), _STUDENT) for entry in entries):
-                    held[student] = folder
-        except OSError:
-            continue  # gone, or not a folder: nothing to keep apart
-    return held
-
-
-_SAFE_FOLDER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")  # what output.folder_names makes
+def written_in_a_students_folder(entry: Path) -> bool:
+    """Whether `entry`, in a student's folder of OUT, is what a run writes there (their report)."""
+    return _written(entry, _STUDENT)
 
 
 def _in_place(out: Path) -> bool:
@@ -215,7 +202,7 @@ def _same_file(handle: Any, path: Path) -> bool:
         return False
 
 
-def _switch(stage: Path, out: Path, started: bytes | None = None) -> None:
+def _switch(stage: Path, out: Path, started: bytes | None = None, students: Collection[str] | None = None) -> None:
     old = None
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -225,7 +212,7 @@ def _switch(stage: Path, out: Path, started: bytes | None = None) -> None:
         edited = old / "run" / "overrides.yaml"
         if edited.is_file() and edited.read_bytes() != started:  # a person saved it during the run
             os.replace(edited, out / "overrides.yaml")
-        _carry_foreign(old / "run", out)
+        _carry_foreign(old / "run", out, students)
         shutil.rmtree(old, ignore_errors=True)
 
 
@@ -276,27 +263,28 @@ def check_only_outputs(out: Path) -> None:
                           "or name another folder for the outputs")
 
 
-def _carry_foreign(src: Path, dst: Path) -> None:
+def _carry_foreign(src: Path, dst: Path, students: Collection[str] | None = None) -> None:
     """Move what a person put into the old OUT (their notes, a decisions file, a file beside a
     student's report) into the new one; a name the new run also wrote is kept as NAME.kept.
 
     What a run writes is known by place, not by name alone: the files of OUTPUT_FILES at the
     top, report.html in a student's folder (and their temporary files). A person's own
     grades.csv in a folder of theirs is theirs, and a student's old report is never carried
-    (their folder may have moved: another student's id now takes its name)."""
+    (their folder may have moved: another student's id now takes its name). With `students`
+    (the folders the old run wrote reports into), any other folder is the person's, whole."""
     for entry in src.iterdir():
         if _written(entry, _TOP):
             continue
         if entry.is_dir() and not entry.is_symlink():
-            _carry_folder(entry, dst / entry.name)
+            _carry_folder(entry, dst / entry.name, students is None or entry.name in students)
         else:
             _move(entry, dst / entry.name)
 
 
-def _carry_folder(src: Path, dst: Path) -> None:
+def _carry_folder(src: Path, dst: Path, a_students: bool = True) -> None:
     """A folder at the top of the old OUT: a student's (keep what is not their report) or the person's."""
     entries = list(src.iterdir())
-    kept = [e for e in entries if not _written(e, _STUDENT)]
+    kept = [e for e in entries if not (a_students and _written(e, _STUDENT))]
     if entries and not kept:
         return  # a student's folder holding only what the run wrote
     if not dst.exists():

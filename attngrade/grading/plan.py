@@ -131,13 +131,14 @@ Resolve = Callable[[str], Assignment]
 def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str | None = None,
              bank: Any = None, passed_over: list[Path] | None = None,
              found: Callable[[int], None] | None = None,
-             lazy_from: int | None = None) -> "list[Submission | Result] | Loading":
+             lazy_from: int | None = None, before: Mapping[str, str] | None = None) -> "Loaded | Loading":
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
     student's (hidden files, an export's metadata) are added to `passed_over`.
     `found` is told how many there are before any is loaded. From `lazy_from` submissions
     on, they are loaded one at a time as the plan reads them (a `Loading`, read once).
+    `before`: each place's id in the run before into the same OUT (`lastrun.LastRun.ids`).
     """
     from ..submissions import discover
 
@@ -145,7 +146,7 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     every = list(discover(list(paths), passed_over, nested=nested))
     if found is not None:
         found(len(every))
-    loading = Loading(every, stats, homework, bank, nested)
+    loading = Loading(every, stats, homework, bank, nested, before)
     return loading if lazy_from is not None and len(every) >= lazy_from else Loaded(loading, loading.names)
 
 
@@ -166,9 +167,9 @@ class Loading:
     students those are half a gigabyte."""
 
     def __init__(self, paths: list[Path], stats: Stats | None, homework: str | None, bank: Any,
-                 nested: dict[Path, int] | None = None):
+                 nested: dict[Path, int] | None = None, before: Mapping[str, str] | None = None):
         self.paths, self.stats, self.homework, self.bank = paths, stats, homework, bank
-        self.names = Names.of(((_named(p), p) for p in paths), nested)
+        self.names = Names.of(((_named(p), p) for p in paths), nested, before)
         self._started = False
 
     def __len__(self) -> int:
@@ -215,7 +216,7 @@ def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | 
             if item.homework not in out.assignments:
                 out.assignments[item.homework] = resolve(item.homework)
         except SubmissionError as err:
-            out.entries.append(error_result(item.path, item.homework, str(err), item.student))
+            out.entries.append(error_result(_place(item), item.homework, str(err), item.student))
             continue
         try:
             out.entries.append(reader.submission(item, out.assignments[item.homework]))
@@ -265,15 +266,26 @@ class Names:
 
     best: Mapping[str, tuple[int, bool]] = field(default_factory=dict)
     nested: Mapping[Path, int] = field(default_factory=dict)
+    previous: Mapping[Path, str] = field(default_factory=dict)  # place -> its id in the run before (lastrun)
+    promised: Mapping[str, Path] = field(default_factory=dict)  # that id -> the place it stays with
 
     @classmethod
-    def of(cls, places: Iterable[tuple[str, Path]], nested: Mapping[Path, int] | None = None) -> "Names":
-        names = cls({}, nested or {})
+    def of(cls, places: Iterable[tuple[str, Path]], nested: Mapping[Path, int] | None = None,
+           before: Mapping[str, str] | None = None) -> "Names":
+        """`before`: each place's id in the run before, by `lastrun.place_key`."""
+        names = cls({}, nested or {}, {}, {})
         best: dict[str, tuple[int, bool]] = names.best  # type: ignore[assignment]
         for name, place in places:
             rank = names.rank(place)
             if name not in best or rank < best[name]:
                 best[name] = rank
+            if before:
+                from ..lastrun import place_key
+
+                had = before.get(place_key(place))
+                if had is not None and had not in names.promised:
+                    names.previous[place] = had  # type: ignore[index]
+                    names.promised[had] = place  # type: ignore[index]
         return names
 
     def rank(self, place: Path) -> tuple[int, bool]:
@@ -284,11 +296,36 @@ class Names:
         return name in self.best
 
     def belongs_elsewhere(self, item: Submission | Result) -> bool:
-        """Whether the id `item` claims is another submission's name."""
+        """Whether the id `item` claims is another submission's: its name, or the id it had in
+        the run before (a newcomer claiming `sam` does not take it from the file that was sam)."""
         claimed = item.student
-        if claimed not in self.best:
-            return False
-        return claimed != _own_name(item) or self.best[claimed] < self.rank(_place(item))
+        place = _place(item)
+        if claimed in self.best and (claimed != _own_name(item) or self.best[claimed] < self.rank(place)):
+            return True
+        return self.promised_elsewhere(claimed, place) and not self._owns(item, place)
+
+    def promised_elsewhere(self, name: str, place: Path) -> bool:
+        return self.promised.get(name, place) != place
+
+    def _owns(self, item: Submission | Result, place: Path) -> bool:
+        """A name is its own submission's before any promise: the top-level zoe.yaml that
+        joins is zoe, even if a nested zoe/ was zoe in the run before."""
+        return item.student == _own_name(item) and self.rank(place) < self.rank(self.promised[item.student])
+
+    def kept_id(self, item: Submission | Result, taken: Collection[str]) -> str | None:
+        """The id `item`'s place had in the run before, if it may have it again: one its claim
+        gives (the claim itself or claim-N), free, and no other submission's name."""
+        place = _place(item)
+        had = self.previous.get(place)
+        claimed = item.student
+        if had is None or had in taken:
+            return None
+        suffix = had[len(claimed) + 1:]
+        if had != claimed and not (had.startswith(claimed + "-") and suffix.isascii() and suffix.isdigit()):
+            return None
+        if had in self.best and (had != _own_name(item) or self.best[had] < self.rank(place)):
+            return None
+        return had
 
 
 def _stray(place: Path) -> bool:
@@ -320,6 +357,11 @@ def _own_name(item: Submission | Result) -> str:
     return _named(Path(item.source))
 
 
+def place_of(entry: "SubmissionReading | Result") -> Path:
+    """Where a plan entry's submission is in the class (see `_place`)."""
+    return _place(entry if isinstance(entry, Result) else entry.submission)
+
+
 def _place(item: Submission | Result) -> Path:
     """Where a submission is in the class: its folder, or its file (the path discovery found)."""
     if isinstance(item, Submission):
@@ -330,22 +372,34 @@ def _place(item: Submission | Result) -> Path:
 def _unique_student(item: Submission | Result, taken: set[str],
                     reserved: "Names | Collection[str]" = ()) -> Submission | Result:
     """A student id is the submission's own claim: two files claiming one id get two ids, and
-    a claim to another submission's name is not granted."""
+    a claim to another submission's name is not granted; with the run before known, a
+    submission keeps the id it had (`Names.kept_id`)."""
     claimed = item.student
+    where = item.path if isinstance(item, Submission) else item.source
+    place = _place(item)
     if isinstance(reserved, Names):
+        kept = reserved.kept_id(item, taken) if reserved.previous else None
+        if kept is not None:
+            if kept == claimed:
+                return item
+            note = f"another submission in this batch also says it is '{claimed}'; this one ({where}) is " \
+                   f"listed as '{kept}', as in the run before"
+            return replace(item, student=kept, notes=item.notes + (note,))
         someone_elses = reserved.belongs_elsewhere(item)
     else:
         someone_elses = claimed in reserved and claimed != _own_name(item)
     if claimed not in taken and not someone_elses:
         return item
     n = 2
-    while f"{claimed}-{n}" in taken or f"{claimed}-{n}" in reserved:
+    while f"{claimed}-{n}" in taken or f"{claimed}-{n}" in reserved or \
+            (isinstance(reserved, Names) and reserved.promised_elsewhere(f"{claimed}-{n}", place)):
         n += 1
     new = f"{claimed}-{n}"
-    where = item.path if isinstance(item, Submission) else item.source
     why = ("another submission in this batch also says it is" if claimed in taken
-           else "another submission in this batch is named")
-    note = f"{why} '{claimed}'; this one ({where}) is listed as '{new}'"
+           else "another submission in this batch is named" if claimed in reserved
+           else "another submission in this batch was")
+    note = f"{why} '{claimed}'" + (" in the run before" if why.endswith("was") else "") + \
+        f"; this one ({where}) is listed as '{new}'"
     return replace(item, student=new, notes=item.notes + (note,))
 
 

@@ -1,0 +1,158 @@
+"""What the run before left in OUT for the next one: each submission's student id and report folder.
+
+OUT/.folders.json lists every submission by its place (the absolute path of the file or
+folder it was read from) with the id it was graded under and the folder its report went to.
+A course staff member keeps notes in a student's folder and decisions under a student's id
+(overrides.yaml), so the next run into OUT keeps both with the same submission:
+
+- a submission keeps its id where ids must be made unique (`sam` and `sam-2` stay with their
+  files when a third file claiming `sam` joins; see `grading.plan.Names`);
+- it keeps its report folder (a newcomer `Bob` sorted before `bob` does not take bob's);
+- the folder of a submission that left goes to nobody while it still holds a person's files,
+  and neither does a folder of OUT the run before did not write (someone's own `regrades/`).
+
+A file that is not what a run writes never fails a run: it is said, and ids and folders are
+then given as for a first run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+FILE = ".folders.json"
+MAX_BYTES = 32_000_000  # 100,000 submissions with long paths; a larger file is not a run's
+SAFE_FOLDER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")  # what output.folder_names makes
+
+
+def place_key(path: Path | str) -> str:
+    """How a submission's place is written down: absolute, not resolved (a link is its own place)."""
+    return os.path.abspath(path)
+
+
+@dataclass(frozen=True)
+class Entry:
+    student: str
+    folder: str
+
+
+@dataclass
+class LastRun:
+    """The run before's submissions by place; `known` is False when OUT had no usable list
+    (a first run, or a file that could not be read): then nothing is kept."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    known: bool = False
+
+    def ids(self) -> dict[str, str]:
+        """Place -> the id it was graded under."""
+        return {place: entry.student for place, entry in self.entries.items()}
+
+    def folders(self) -> set[str]:
+        """The report folders the run before wrote."""
+        return {entry.folder for entry in self.entries.values()}
+
+    def wanted(self, places: list[str], students: list[str]) -> list[str | None]:
+        """The folder each submission had: by its place, or, for a submission that moved (a file
+        renamed), by its id when the place that id had is gone."""
+        present = set(places)
+        by_student = {e.student: e.folder for p, e in self.entries.items() if p not in present}
+        return [self.entries[p].folder if p in self.entries else by_student.get(s)
+                for p, s in zip(places, students)]
+
+    def held(self, out: Path, places: Iterable[str], wanted: Iterable[str | None]) -> dict[str, Entry]:
+        """Entries of submissions that left, whose folders still hold a person's files (notes about
+        that student): kept in the list, given to nobody. A folder a present submission keeps is its own."""
+        present, keeps = set(places), {f.lower() for f in wanted if f}
+        return {place: entry for place, entry in self.entries.items()
+                if place not in present and entry.folder.lower() not in keeps
+                and _holds_a_persons_files(out / entry.folder)}
+
+    def unlisted(self, out: Path) -> set[str]:
+        """Folders at the top of OUT the run before did not write and that hold something: a
+        person's. Only when the run before's list is known (an OUT of an older attngrade holds
+        students' folders that no list names)."""
+        if not self.known:
+            return set()
+        listed = {f.lower() for f in self.folders()}
+        try:
+            with os.scandir(out) as entries:
+                return {e.name for e in entries if e.is_dir(follow_symlinks=False) and e.name.lower() not in listed
+                        and not e.name.startswith(".")}
+        except OSError:
+            return set()
+
+
+def _holds_a_persons_files(folder: Path) -> bool:
+    from .runfolder import written_in_a_students_folder
+
+    try:
+        with os.scandir(folder) as entries:
+            return any(not written_in_a_students_folder(Path(e.path)) for e in entries)
+    except OSError:
+        return False
+
+
+def read(out: Path, said: list[str] | None = None) -> LastRun:
+    """OUT/.folders.json as the run before wrote it; what cannot be used is said."""
+    path = out / FILE
+    if not path.is_file() and not path.is_symlink():
+        return LastRun()
+    problem, data = None, None
+    try:
+        if path.is_symlink() or not path.is_file():
+            problem = "it is not a regular file"
+        elif path.stat().st_size > MAX_BYTES:
+            problem = f"it is over {MAX_BYTES:,} bytes"
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                problem = "it is not a JSON object"
+    except (OSError, ValueError, RecursionError) as err:  # RecursionError: '[[[[...' nested beyond the parser
+        problem = f"it cannot be read ({type(err).__name__})"
+    if problem is not None or not isinstance(data, dict):
+        _say(said, f"{path}: {problem}, so ids and report folders were given as for a first run (students "
+                   "named alike may have changed ids or folders); this run writes a new one")
+        return LastRun()
+    entries, ignored = {}, 0
+    for place, value in data.items():
+        entry = _entry(value)
+        if entry is None:
+            ignored += 1
+        else:
+            entries[place] = entry
+    if ignored:
+        _say(said, f"{path}: {ignored} entr{'y' if ignored == 1 else 'ies'} not as a run writes them "
+                   "(a 'student' and a 'folder' each) were ignored")
+    return LastRun(entries, known=True)
+
+
+def _entry(value: object) -> Entry | None:
+    if not isinstance(value, dict):
+        return None
+    student, folder = value.get("student"), value.get("folder")
+    if not isinstance(student, str) or not isinstance(folder, str) or not SAFE_FOLDER.fullmatch(folder):
+        return None
+    return Entry(student, folder)
+
+
+def _say(said: list[str] | None, message: str) -> None:
+    if said is not None:
+        said.append(message)
+
+
+def lines(places: Iterable[str], students: Iterable[str], folders: Iterable[str],
+          held: Mapping[str, Entry] | None = None) -> Iterator[str]:
+    """OUT/.folders.json: a submission a line (written as they come), then the entries `held`."""
+    pairs = zip(places, students, folders)
+    kept = ((place, e.student, e.folder) for place, e in (held or {}).items())
+    yield "{"
+    for i, (place, student, folder) in enumerate(itertools.chain(pairs, kept)):
+        yield (("\n" if i == 0 else ",\n") + json.dumps(place, ensure_ascii=False) + ": "
+               + json.dumps({"student": student, "folder": folder}, ensure_ascii=False))
+    yield "\n}\n"

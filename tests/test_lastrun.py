@@ -1,0 +1,149 @@
+"""Reruns into one OUT keep each submission's id and report folder (attngrade/lastrun.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attngrade import lastrun
+
+ROOT = Path(__file__).resolve().parent.parent
+FULL_MARKS = ROOT / "examples" / "cs224n-w21-a5" / "full-marks.yaml"
+
+pytestmark = pytest.mark.slow
+
+
+def grade(cls: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "attngrade", "run", str(cls), "-o", str(out), "--solutions",
+                           str(ROOT / "solutions"), "--workers", "1", *extra], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def submit(cls: Path, name: str, student: str | None = None) -> Path:
+    """The full-marks answers as `cls/name`, claiming `student` (or nothing: the file's name)."""
+    text = FULL_MARKS.read_text(encoding="utf-8").replace("student: full-marks\n",
+                                                           f"student: {student}\n" if student else "")
+    (cls / name).parent.mkdir(parents=True, exist_ok=True)
+    (cls / name).write_text(text, encoding="utf-8")
+    return cls / name
+
+
+def by_source(out: Path) -> dict[str, str]:
+    """Student id -> the place's last two path parts."""
+    listed = json.loads((out / ".folders.json").read_text(encoding="utf-8"))
+    return {entry["student"]: "/".join(Path(place).parts[-2:]) for place, entry in listed.items()}
+
+
+def test_files_claiming_one_id_keep_their_ids_and_decisions_when_another_joins(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "x.yaml", "sam")
+    submit(cls, "y.yaml", "sam")  # x is sam, y is sam-2
+    grade(cls, out)
+    assert by_source(out) == {"sam": "class/x.yaml", "sam-2": "class/y.yaml"}
+    (out / "sam-2" / "notes.txt").write_text("about y", encoding="utf-8")
+    decisions = tmp_path / "decisions.yaml"
+    decisions.write_text('students:\n  - {student: sam-2, part: "1a", manual_score: 2}\n', encoding="utf-8")
+    submit(cls, "a.yaml", "sam")  # sorts first and claims sam too
+    done = grade(cls, out, "--overrides", str(decisions))
+    assert by_source(out) == {"sam": "class/x.yaml", "sam-2": "class/y.yaml", "sam-3": "class/a.yaml"}
+    assert sorted(p.name for p in (out / "sam-2").iterdir()) == ["notes.txt", "report.html"]
+    results = {r["student"]: r for r in json.loads((out / "results.json").read_text(encoding="utf-8"))}
+    assert results["sam-2"]["score"] == results["sam"]["score"] + 2  # the decision stayed with y
+    assert "was 'sam' in the run before" in " ".join(results["sam-3"].get("notes", ())), done.stdout
+
+
+def test_a_top_level_submission_joining_takes_its_own_name_and_the_nested_ones_keep_their_folders(tmp_path):
+    cls, out = tmp_path / "top", tmp_path / "out"
+    submit(cls, "c1/zoe.yaml")
+    submit(cls, "c2/zoe.yaml")
+    submit(cls, "c1/amy.yaml")
+    submit(cls, "c2/ben.yaml")
+    grade(cls, out)
+    first = json.loads((out / ".folders.json").read_text(encoding="utf-8"))
+    folder = {"/".join(Path(p).parts[-2:]): e["folder"] for p, e in first.items()}
+    (out / folder["c1/zoe.yaml"] / "notes.txt").write_text("about c1's zoe", encoding="utf-8")
+    (out / folder["c2/zoe.yaml"] / "notes.txt").write_text("about c2's zoe", encoding="utf-8")
+    submit(cls, "zoe.yaml")
+    submit(cls, "pat.yaml")
+    grade(cls, out)
+    listed = json.loads((out / ".folders.json").read_text(encoding="utf-8"))
+    now = {"/".join(Path(p).parts[-2:]): e for p, e in listed.items()}
+    assert now["top/zoe.yaml"]["student"] == "zoe"  # its own name, at the top of the class
+    for place in ("c1/zoe.yaml", "c2/zoe.yaml"):  # each keeps its folder, beside its notes
+        assert now[place]["folder"] == folder[place]
+        report = (out / folder[place] / "report.html").read_text(encoding="utf-8")
+        assert f"<h1>{now[place]['student']}</h1>" in report
+    assert now["top/zoe.yaml"]["folder"] not in folder.values()
+
+
+def test_a_persons_own_folder_in_out_is_given_to_no_newcomer(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "bob.yaml")
+    submit(cls, "amy.yaml")
+    grade(cls, out)
+    (out / "regrades").mkdir()
+    (out / "regrades" / "requests.txt").write_text("bob asked", encoding="utf-8")
+    submit(cls, "regrades.yaml")
+    grade(cls, out)
+    assert sorted(p.name for p in (out / "regrades").iterdir()) == ["requests.txt"]
+    assert "<h1>regrades</h1>" in (out / "regrades-2" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_persons_copy_of_a_report_in_their_own_folder_is_kept(tmp_path, linked):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "bob.yaml")
+    submit(cls, "amy.yaml")
+    if linked:  # written in place
+        (tmp_path / "real").mkdir()
+        out.symlink_to(tmp_path / "real")
+    grade(cls, out)
+    (out / "bob-before-regrade").mkdir()
+    saved = (out / "bob" / "report.html").read_text(encoding="utf-8")
+    (out / "bob-before-regrade" / "report.html").write_text(saved, encoding="utf-8")
+    grade(cls, out)
+    assert (out / "bob-before-regrade" / "report.html").read_text(encoding="utf-8") == saved
+
+
+def test_a_hand_made_entry_for_nobody_does_not_take_a_present_students_folder(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    carol = submit(cls, "carol.yaml")
+    submit(cls, "bob.yaml")
+    grade(cls, out)
+    (out / "carol" / "notes.txt").write_text("about carol", encoding="utf-8")
+    listed = json.loads((out / ".folders.json").read_text(encoding="utf-8"))
+    listed[str(carol.with_name("ghost.yaml"))] = {"student": "ghost", "folder": "carol"}
+    (out / ".folders.json").write_text(json.dumps(listed), encoding="utf-8")
+    grade(cls, out)
+    assert sorted(p.name for p in (out / "carol").iterdir()) == ["notes.txt", "report.html"]
+
+
+def test_a_list_the_run_cannot_use_is_said_and_the_run_goes_on(tmp_path):
+    (tmp_path / ".folders.json").write_text("[" * 100_000, encoding="utf-8")  # deeper than the parser goes
+    said: list[str] = []
+    assert not lastrun.read(tmp_path, said).known
+    assert len(said) == 1 and ".folders.json: it cannot be read (RecursionError)" in said[0]
+    (tmp_path / ".folders.json").write_text(json.dumps({
+        "/c/bob.yaml": {"student": "bob", "folder": "bob-" + "9" * 5000},
+        "/c/amy.yaml": {"student": "amy", "folder": "../amy"},
+        "/c/eve.yaml": 3,
+        "/c/zed.yaml": {"student": "zed", "folder": "zed"}}), encoding="utf-8")
+    said.clear()
+    last = lastrun.read(tmp_path, said)
+    assert last.known and last.entries == {"/c/zed.yaml": lastrun.Entry("zed", "zed")}
+    assert len(said) == 1 and "3 entries" in said[0]
+
+
+def test_what_a_run_lists_is_what_the_next_reads(tmp_path):
+    listing = "".join(lastrun.lines(["/c/a b.yaml", "/c/\u00e9.yaml"], ["a b", "\u00e9"], ["a_b", "student"],
+                                    {"/c/gone.yaml": lastrun.Entry("gone", "gone")}))
+    (tmp_path / ".folders.json").write_text(listing, encoding="utf-8")
+    last = lastrun.read(tmp_path)
+    assert last.ids() == {"/c/a b.yaml": "a b", "/c/\u00e9.yaml": "\u00e9", "/c/gone.yaml": "gone"}
+    assert last.folders() == {"a_b", "student", "gone"}
