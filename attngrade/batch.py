@@ -12,8 +12,9 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .errors import ConfigError, SubmissionError
 from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
@@ -53,7 +54,8 @@ class Batch:
     stats: Stats = field(default_factory=Stats)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> wall and CPU seconds
     places: list[Path] = field(default_factory=list)  # where each result's submission is in the class
-    last: lastrun.LastRun = field(default_factory=lastrun.LastRun)  # what the run before in OUT left
+    # What the run before in OUT left, read when needed (held whole, it is 60 MB at 100,000 students).
+    last: Callable[[], lastrun.LastRun] = lastrun.LastRun
 
     @property
     def failed(self) -> list[Result]:
@@ -111,20 +113,28 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
                 reports: ReportPool | None = None, freeze: bool = False,
-                last: lastrun.LastRun | None = None) -> Batch:
+                last: Callable[[], lastrun.LastRun] | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
     `runner` is where the run stage executes (default: worker processes on this machine);
     `reports` is started as soon as the submissions are counted, before any is read;
     `freeze`: move what the plan made to the collector's permanent generation (the caller
-    calls gc.unfreeze() when done with the batch); `last`: the run before into the same OUT,
-    whose ids the submissions keep (see `lastrun`).
+    calls gc.unfreeze() when done with the batch); `last` reads the run before into the same
+    OUT, whose ids the submissions keep (see `lastrun`): once the processes started when the
+    submissions are counted are forked, so that none holds a copy of it.
     """
-    batch = Batch(last=last or lastrun.LastRun())
+    batch = Batch()
     progress = progress or Quiet()
     passed_over: list[Path] = []
     processes = default_workers() if workers is None else workers
     served = False  # whether the run stage's workers come from the fork server
+
+    def before() -> Mapping[str, str] | None:
+        if last is None:
+            return None
+        batch.last = partial(last, quiet=True)  # read again when the folders are due, without saying it twice
+        run_before = last()
+        return run_before.ids() if run_before.known else None
 
     def found(count: int) -> None:  # before any submission is read
         nonlocal served
@@ -135,7 +145,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=found, lazy_from=LARGE_CLASS, before=batch.last.ids() if batch.last.known else None)
+                         found=found, lazy_from=LARGE_CLASS, before=before)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
     if freeze and len(items) < LARGE_CLASS:
@@ -180,7 +190,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         # (see reports.parallel).
         reports = ReportPool(default_workers() if workers is None else workers)
         try:
-            last = lastrun.read(out, said)  # after `claimed` has put back an interrupted run
+            last = partial(lastrun.read, out, said)  # after `claimed` has put back an interrupted run
             batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank, last=last,
                                 homework=homework, runner=runner, reports=reports, freeze=True)
             batch.out = out
@@ -217,9 +227,8 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
     settle()  # the run stage's pool, joined in the background: done before report processes fork
-    keeping = _keeping(batch, out)
-    students = batch.last.folders() if batch.last.known else None
-    with _timed(batch.timings, "write"), staged(out, batch.messages, students) as stage:
+    keeping = _keeping(batch, batch.last(), out)
+    with _timed(batch.timings, "write"), staged(out, batch.messages, keeping.persons) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
 
         def overrides_template() -> None:
@@ -240,6 +249,7 @@ class Keeping:
     wanted: list[str | None] | None = None
     reserved: set[str] = field(default_factory=set)
     held: dict[str, lastrun.Entry] = field(default_factory=dict)
+    persons: set[str] = field(default_factory=set)  # folders of OUT the run before did not write
 
     def listing(self, results: list[Result], folders: list[str]) -> Iterator[str]:
         """This run's OUT/.folders.json."""
@@ -247,8 +257,7 @@ class Keeping:
                              folders, self.held)
 
 
-def _keeping(batch: Batch, out: Path) -> Keeping:
-    last = batch.last
+def _keeping(batch: Batch, last: lastrun.LastRun, out: Path) -> Keeping:
     if len(batch.places) != len(batch.results):  # a batch assembled otherwise: nothing to key folders by
         return Keeping([Path(r.source) for r in batch.results])
     keeping = Keeping(batch.places)
@@ -257,7 +266,8 @@ def _keeping(batch: Batch, out: Path) -> Keeping:
     places = [lastrun.place_key(p) for p in batch.places]
     keeping.wanted = last.wanted(places, [r.student for r in batch.results])
     keeping.held = last.held(out, places, keeping.wanted)
-    keeping.reserved = {e.folder for e in keeping.held.values()} | last.unlisted(out)
+    keeping.persons = last.unlisted(out)
+    keeping.reserved = {e.folder for e in keeping.held.values()} | keeping.persons
     return keeping
 
 

@@ -23,7 +23,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Mapping
+from typing import Iterable, Iterator
 
 FILE = ".folders.json"
 MAX_BYTES = 32_000_000  # 100,000 submissions with long paths; a larger file is not a run's
@@ -35,7 +36,7 @@ def place_key(path: Path | str) -> str:
     return os.path.abspath(path)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a rerun of 100,000 submissions holds one each
 class Entry:
     student: str
     folder: str
@@ -49,9 +50,9 @@ class LastRun:
     entries: dict[str, Entry] = field(default_factory=dict)
     known: bool = False
 
-    def ids(self) -> dict[str, str]:
-        """Place -> the id it was graded under."""
-        return {place: entry.student for place, entry in self.entries.items()}
+    def ids(self) -> Mapping[str, str]:
+        """Place -> the id it was graded under (a view: no second table of the whole class)."""
+        return _Ids(self.entries)
 
     def folders(self) -> set[str]:
         """The report folders the run before wrote."""
@@ -88,6 +89,20 @@ class LastRun:
             return set()
 
 
+class _Ids(Mapping[str, str]):
+    def __init__(self, entries: dict[str, Entry]):
+        self._entries = entries
+
+    def __getitem__(self, place: str) -> str:
+        return self._entries[place].student
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 def _holds_a_persons_files(folder: Path) -> bool:
     from .runfolder import written_in_a_students_folder
 
@@ -98,8 +113,10 @@ def _holds_a_persons_files(folder: Path) -> bool:
         return False
 
 
-def read(out: Path, said: list[str] | None = None) -> LastRun:
-    """OUT/.folders.json as the run before wrote it; what cannot be used is said."""
+def read(out: Path, said: list[str] | None = None, quiet: bool = False) -> LastRun:
+    """OUT/.folders.json as the run before wrote it; what cannot be used is said (not if `quiet`)."""
+    if quiet:
+        said = None
     path = out / FILE
     if not path.is_file() and not path.is_symlink():
         return LastRun()

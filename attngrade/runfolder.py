@@ -63,20 +63,20 @@ def claimed(out: Path, said: list[str]) -> Iterator[None]:
 
 
 @contextmanager
-def staged(out: Path, said: list[str], students: Collection[str] | None = None) -> Iterator[Path]:
+def staged(out: Path, said: list[str], persons: Collection[str] = ()) -> Iterator[Path]:
     """Yield a fresh folder to write the run into; switch it in as OUT when the block ends.
 
     OUT is held (`claimed`) if the caller does not hold it already. On an exception (Ctrl-C
     included) the staging folder is removed, OUT is untouched, and stderr says so.
-    `students`: the folders of OUT the run before wrote reports into, when known (see
-    `lastrun`); any other folder is a person's, a report.html in it included.
+    `persons`: folders of OUT the run before did not write (see `lastrun`): a person's, a
+    report.html in them included.
     """
     out = Path(os.path.abspath(out))
     with claimed(out, said):
         if _in_place(out):
             said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
                         "writable): its outputs were written in place")
-            earlier = _reports_in(out, students)
+            earlier = _reports_in(out, persons)
             try:
                 yield out
             except BaseException:
@@ -90,7 +90,7 @@ def staged(out: Path, said: list[str], students: Collection[str] | None = None) 
             for name in CARRIED:
                 if (out / name).is_file():
                     shutil.copy2(out / name, stage / name)
-            started = (out / "overrides.yaml").read_bytes() if (out / "overrides.yaml").is_file() else None
+            started = _sha256(out / "overrides.yaml")
             yield stage
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
@@ -98,17 +98,17 @@ def staged(out: Path, said: list[str], students: Collection[str] | None = None) 
             sys.stderr.write(f"grade: stopped before the outputs were complete; {out} {before}\n")
             raise
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; an output folder is an ordinary one
-        _switch(stage, out, started, students)
+        _switch(stage, out, started, persons)
 
 
-def _reports_in(out: Path, students: Collection[str] | None = None) -> dict[Path, tuple[int, int]]:
+def _reports_in(out: Path, persons: Collection[str] = ()) -> dict[Path, tuple[int, int]]:
     """The students' reports an earlier run left in OUT (and the temporary files of one that was
     killed), each with what tells it from a file written later (a report is replaced by a
     rename, so a rewritten one is another inode)."""
     found = {}
     with os.scandir(out) as entries:
         folders = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)
-                   and (students is None or entry.name in students)]
+                   and entry.name not in persons]
     for folder in folders:
         try:
             with os.scandir(folder) as entries:
@@ -202,7 +202,14 @@ def _same_file(handle: Any, path: Path) -> bool:
         return False
 
 
-def _switch(stage: Path, out: Path, started: bytes | None = None, students: Collection[str] | None = None) -> None:
+def _sha256(path: Path) -> str | None:
+    """What an overrides file holds, by hash (never the whole file in memory); None if there is none."""
+    from .overrides import file_sha256
+
+    return file_sha256(path) if path.is_file() else None
+
+
+def _switch(stage: Path, out: Path, started: str | None = None, persons: Collection[str] = ()) -> None:
     old = None
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -210,9 +217,9 @@ def _switch(stage: Path, out: Path, started: bytes | None = None, students: Coll
     os.rename(stage, out)
     if old is not None:
         edited = old / "run" / "overrides.yaml"
-        if edited.is_file() and edited.read_bytes() != started:  # a person saved it during the run
+        if edited.is_file() and _sha256(edited) != started:  # a person saved it during the run
             os.replace(edited, out / "overrides.yaml")
-        _carry_foreign(old / "run", out, students)
+        _carry_foreign(old / "run", out, persons)
         shutil.rmtree(old, ignore_errors=True)
 
 
@@ -249,7 +256,7 @@ def _edited_during_the_run(old: Path, out: Path) -> bool:
     from .overrides import edited_by_hand
 
     left, new = old / "overrides.yaml", out / "overrides.yaml"
-    if not left.is_file() or (new.is_file() and new.read_bytes() == left.read_bytes()):
+    if not left.is_file() or (new.is_file() and _sha256(new) == _sha256(left)):
         return False
     return edited_by_hand(old)
 
@@ -263,20 +270,20 @@ def check_only_outputs(out: Path) -> None:
                           "or name another folder for the outputs")
 
 
-def _carry_foreign(src: Path, dst: Path, students: Collection[str] | None = None) -> None:
+def _carry_foreign(src: Path, dst: Path, persons: Collection[str] = ()) -> None:
     """Move what a person put into the old OUT (their notes, a decisions file, a file beside a
     student's report) into the new one; a name the new run also wrote is kept as NAME.kept.
 
     What a run writes is known by place, not by name alone: the files of OUTPUT_FILES at the
     top, report.html in a student's folder (and their temporary files). A person's own
     grades.csv in a folder of theirs is theirs, and a student's old report is never carried
-    (their folder may have moved: another student's id now takes its name). With `students`
-    (the folders the old run wrote reports into), any other folder is the person's, whole."""
+    (their folder may have moved: another student's id now takes its name). A folder of
+    `persons` (one the old run did not write) is the person's, whole."""
     for entry in src.iterdir():
         if _written(entry, _TOP):
             continue
         if entry.is_dir() and not entry.is_symlink():
-            _carry_folder(entry, dst / entry.name, students is None or entry.name in students)
+            _carry_folder(entry, dst / entry.name, entry.name not in persons)
         else:
             _move(entry, dst / entry.name)
 

@@ -131,14 +131,16 @@ Resolve = Callable[[str], Assignment]
 def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str | None = None,
              bank: Any = None, passed_over: list[Path] | None = None,
              found: Callable[[int], None] | None = None,
-             lazy_from: int | None = None, before: Mapping[str, str] | None = None) -> "Loaded | Loading":
+             lazy_from: int | None = None,
+             before: Callable[[], Mapping[str, str] | None] | None = None) -> "Loaded | Loading":
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
     student's (hidden files, an export's metadata) are added to `passed_over`.
     `found` is told how many there are before any is loaded. From `lazy_from` submissions
     on, they are loaded one at a time as the plan reads them (a `Loading`, read once).
-    `before`: each place's id in the run before into the same OUT (`lastrun.LastRun.ids`).
+    `before` gives each place's id in the run before into the same OUT (`lastrun.LastRun.ids`),
+    asked after `found` (processes forked there do not inherit a copy of it).
     """
     from ..submissions import discover
 
@@ -146,7 +148,7 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     every = list(discover(list(paths), passed_over, nested=nested))
     if found is not None:
         found(len(every))
-    loading = Loading(every, stats, homework, bank, nested, before)
+    loading = Loading(every, stats, homework, bank, nested, before() if before is not None else None)
     return loading if lazy_from is not None and len(every) >= lazy_from else Loaded(loading, loading.names)
 
 
