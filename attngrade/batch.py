@@ -237,6 +237,8 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
 
         write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
                       workers=workers, reports=reports, meanwhile=overrides_template, keeping=keeping)
+        if reports is not None:
+            reports.close()  # every report is written: its processes go before the switch walks the old OUT
     return batch
 
 
