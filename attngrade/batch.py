@@ -266,6 +266,11 @@ def _keeping(batch: Batch, last: lastrun.LastRun, out: Path) -> Keeping:
     if not last.known:
         return keeping
     places = [lastrun.place_key(p) for p in batch.places]
+    found = sum(1 for place in places if place in last.entries)
+    if last.entries and found < min(len(places), len(last.entries)) / 2:
+        batch.messages.append(f"{out / lastrun.FILE}: only {found} of this run's {len(places)} submissions were "
+                              "in the run before (was the class moved?); the others were given ids and "
+                              "folders afresh")
     keeping.wanted = last.wanted(places, [r.student for r in batch.results])
     keeping.held = last.held(out, places, keeping.wanted)
     keeping.persons = last.unlisted(out)

@@ -17,6 +17,7 @@ then given as for a first run.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -28,12 +29,18 @@ from typing import Iterable, Iterator
 
 FILE = ".folders.json"
 MAX_BYTES = 32_000_000  # 100,000 submissions with long paths; a larger file is not a run's
+_SUFFIXED = re.compile(r".+-[1-9][0-9]*")
 SAFE_FOLDER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")  # what output.folder_names makes
 
 
 def place_key(path: Path | str) -> str:
-    """How a submission's place is written down: absolute, not resolved (a link is its own place)."""
-    return os.path.abspath(path)
+    """How a submission's place is written down: its folder resolved (a class reached through a
+    link, or /tmp as /private/tmp, is one place), its own name not (a linked file is its own)."""
+    absolute = os.path.abspath(path)
+    return os.path.join(_real_folder(os.path.dirname(absolute)), os.path.basename(absolute))
+
+
+_real_folder = functools.lru_cache(maxsize=4096)(os.path.realpath)  # a class is in a few folders
 
 
 @dataclass(frozen=True, slots=True)  # slots: a rerun of 100,000 submissions holds one each
@@ -49,6 +56,7 @@ class LastRun:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     known: bool = False
+    complete: bool = True  # every entry as a run writes it: folders it does not name are a person's
 
     def ids(self) -> Mapping[str, str]:
         """Place -> the id it was graded under (a view: no second table of the whole class)."""
@@ -62,7 +70,9 @@ class LastRun:
         """The folder each submission had: by its place, or, for a submission that moved (a file
         renamed), by its id when the place that id had is gone."""
         present = set(places)
-        by_student = {e.student: e.folder for p, e in self.entries.items() if p not in present}
+        # Not by a suffixed id: sam-2 is whoever came second, not a person.
+        by_student = {e.student: e.folder for p, e in self.entries.items()
+                      if p not in present and not _SUFFIXED.fullmatch(e.student)}
         return [self.entries[p].folder if p in self.entries else by_student.get(s)
                 for p, s in zip(places, students)]
 
@@ -78,7 +88,7 @@ class LastRun:
         """Folders at the top of OUT the run before did not write and that hold something: a
         person's. Only when the run before's list is known (an OUT of an older attngrade holds
         students' folders that no list names)."""
-        if not self.known:
+        if not self.known or not self.complete:
             return set()
         listed = {f.lower() for f in self.folders()}
         try:
@@ -149,7 +159,7 @@ def read(out: Path, said: list[str] | None = None, quiet: bool = False) -> LastR
     if ignored:
         _say(said, f"{path}: {ignored} entr{'y' if ignored == 1 else 'ies'} not as a run writes them "
                    "(a 'student' and a 'folder' each) were ignored")
-    return LastRun(entries, known=True)
+    return LastRun(entries, known=True, complete=not ignored)
 
 
 def _by_line(path: Path) -> list[tuple[str, Entry | None]] | None:

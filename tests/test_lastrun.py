@@ -17,11 +17,11 @@ FULL_MARKS = ROOT / "examples" / "cs224n-w21-a5" / "full-marks.yaml"
 pytestmark = pytest.mark.slow
 
 
-def grade(cls: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+def grade(cls: Path, out: Path, *extra: str, exit_code: int = 0) -> subprocess.CompletedProcess:
     done = subprocess.run([sys.executable, "-m", "attngrade", "run", str(cls), "-o", str(out), "--solutions",
                            str(ROOT / "solutions"), "--workers", "1", *extra], capture_output=True, text=True,
                           timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == exit_code, done.stderr
     return done
 
 
@@ -147,3 +147,55 @@ def test_what_a_run_lists_is_what_the_next_reads(tmp_path):
     last = lastrun.read(tmp_path)
     assert last.ids() == {"/c/a b.yaml": "a b", "/c/\u00e9.yaml": "\u00e9", "/c/gone.yaml": "gone"}
     assert last.folders() == {"a_b", "student", "gone"}
+
+
+def test_a_file_named_like_an_id_it_never_had_takes_its_name_when_it_joins(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "x.yaml", "bob")  # x is bob
+    submit(cls, "amy.yaml")
+    grade(cls, out)
+    submit(cls, "bob.yaml")  # Bob's own file: his name, as in a first run
+    for _ in range(2):
+        grade(cls, out)
+        assert by_source(out) == {"bob": "class/bob.yaml", "bob-2": "class/x.yaml", "amy": "class/amy.yaml"}
+
+
+def test_a_file_unreadable_for_one_run_keeps_its_id_and_folder(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    x = submit(cls, "x.yaml", "sam")
+    submit(cls, "y.yaml", "sam")
+    submit(cls, "amy.yaml")  # with x unreadable, still a class of two
+    grade(cls, out)
+    (out / "sam" / "notes.txt").write_text("about x", encoding="utf-8")
+    good = x.read_text(encoding="utf-8")
+    x.write_text("answers: [", encoding="utf-8")
+    grade(cls, out, exit_code=1)  # 1: a submission could not be graded
+    assert by_source(out)["sam"] == "class/x.yaml"  # its error row is still sam
+    x.write_text(good, encoding="utf-8")
+    grade(cls, out)
+    assert by_source(out) == {"sam": "class/x.yaml", "sam-2": "class/y.yaml", "amy": "class/amy.yaml"}
+    assert sorted(p.name for p in (out / "sam").iterdir()) == ["notes.txt", "report.html"]
+
+
+def test_a_class_reached_through_a_link_is_the_same_class(tmp_path):
+    real, out = tmp_path / "real" / "class", tmp_path / "out"
+    submit(real, "x.yaml", "sam")
+    submit(real, "y.yaml", "sam")
+    grade(real, out)
+    (tmp_path / "via").symlink_to(tmp_path / "real")
+    submit(real, "a.yaml", "sam")
+    grade(tmp_path / "via" / "class", out)
+    assert by_source(out) == {"sam": "class/x.yaml", "sam-2": "class/y.yaml", "sam-3": "class/a.yaml"}
+
+
+def test_a_moved_class_is_said_and_no_folder_goes_to_whoever_came_second(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "x.yaml", "sam")
+    submit(cls, "y.yaml", "sam")
+    grade(cls, out)
+    (out / "sam-2" / "notes.txt").write_text("about y", encoding="utf-8")
+    cls.rename(tmp_path / "moved")
+    submit(tmp_path / "moved", "a.yaml", "sam")
+    done = grade(tmp_path / "moved", out)
+    assert "was the class moved?" in done.stdout
+    assert sorted(p.name for p in (out / "sam-2").iterdir()) == ["notes.txt"]  # y's notes beside nobody's report

@@ -310,9 +310,13 @@ class Names:
         return self.promised.get(name, place) != place
 
     def _owns(self, item: Submission | Result, place: Path) -> bool:
-        """A name is its own submission's before any promise: the top-level zoe.yaml that
-        joins is zoe, even if a nested zoe/ was zoe in the run before."""
-        return item.student == _own_name(item) and self.rank(place) < self.rank(self.promised[item.student])
+        """A name is its own submission's before any promise to a place not so named (bob.yaml
+        joining is bob, though x.yaml claiming bob was bob in the run before), and before a
+        promise to a deeper place so named (the top-level zoe.yaml over a nested zoe/)."""
+        if item.student != _own_name(item):
+            return False
+        promised = self.promised[item.student]
+        return _named(promised) != item.student or self.rank(place) < self.rank(promised)
 
     def kept_id(self, item: Submission | Result, taken: Collection[str]) -> str | None:
         """The id `item`'s place had in the run before, if it may have it again: one its claim
@@ -323,7 +327,9 @@ class Names:
         if had is None or had in taken:
             return None
         suffix = had[len(claimed) + 1:]
-        if had != claimed and not (had.startswith(claimed + "-") and suffix.isascii() and suffix.isdigit()):
+        unreadable = isinstance(item, Result)  # a file that failed to load this time is still that student
+        if had != claimed and not unreadable and \
+                not (had.startswith(claimed + "-") and suffix.isascii() and suffix.isdigit()):
             return None
         if had in self.best and (had != _own_name(item) or self.best[had] < self.rank(place)):
             return None
