@@ -28,7 +28,7 @@ from .groups import Group, answer_groups
 from .keys import load_keys
 from .lms import read_roster, unmatched
 from . import lastrun
-from .output import FOLDERS_FILE, folder_names, grades_csv, results_json, write_atomic
+from .output import FOLDERS_FILE, folder_names, gives_folder, grades_csv, results_json, write_atomic
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
 from .overrides import template, write_template
@@ -271,7 +271,7 @@ def _keeping(batch: Batch, last: lastrun.LastRun, out: Path) -> Keeping:
         batch.messages.append(f"{out / lastrun.FILE}: only {found} of this run's {len(places)} submissions were "
                               "in the run before (was the class moved?); the others were given ids and "
                               "folders afresh")
-    keeping.wanted = last.wanted(places, [r.student for r in batch.results])
+    keeping.wanted = last.wanted(places, [r.student for r in batch.results], fits=gives_folder)
     keeping.held = last.held(out, places, keeping.wanted)
     keeping.persons = last.unlisted(out)
     keeping.reserved = {e.folder for e in keeping.held.values()} | keeping.persons

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 FILE = ".folders.json"
 MAX_BYTES = 32_000_000  # 100,000 submissions with long paths; a larger file is not a run's
@@ -66,23 +66,36 @@ class LastRun:
         """The report folders the run before wrote."""
         return {entry.folder for entry in self.entries.values()}
 
-    def wanted(self, places: list[str], students: list[str]) -> list[str | None]:
-        """The folder each submission had: by its place, or, for a submission that moved (a file
-        renamed), by its id when the place that id had is gone."""
+    def wanted(self, places: list[str], students: list[str],
+               fits: Callable[[str, str], bool] = lambda student, folder: True) -> list[str | None]:
+        """The folder each submission had: by its place, or by its id from a place no longer in
+        the class (a file renamed; a folder held for an id the place had before: a student who
+        claimed another id for a run and claims their own again). `fits(id, folder)`: whether
+        the folder is still one the id gives."""
         present = set(places)
         # Not by a suffixed id: sam-2 is whoever came second, not a person.
         by_student = {e.student: e.folder for p, e in self.entries.items()
                       if p not in present and not _SUFFIXED.fullmatch(e.student)}
-        return [self.entries[p].folder if p in self.entries else by_student.get(s)
-                for p, s in zip(places, students)]
+        wanted: list[str | None] = []
+        for place, student in zip(places, students):
+            mine = self.entries.get(place)
+            wanted.append(mine.folder if mine is not None and fits(student, mine.folder) else by_student.get(student))
+        return wanted
 
-    def held(self, out: Path, places: Iterable[str], wanted: Iterable[str | None]) -> dict[str, Entry]:
-        """Entries of submissions that left, whose folders still hold a person's files (notes about
-        that student): kept in the list, given to nobody. A folder a present submission keeps is its own."""
+    def held(self, out: Path, places: list[str], wanted: list[str | None]) -> dict[str, Entry]:
+        """Entries whose folders still hold a person's files (notes about that student) and that
+        no submission gets back: kept in the list, given to nobody. Those of submissions that left,
+        and the old folder of a place whose id changed (listed under the place and that folder)."""
         present, keeps = set(places), {f.lower() for f in wanted if f}
-        return {place: entry for place, entry in self.entries.items()
+        held = {place: entry for place, entry in self.entries.items()
                 if place not in present and entry.folder.lower() not in keeps
                 and _holds_a_persons_files(out / entry.folder)}
+        for place, now in zip(places, wanted):
+            mine = self.entries.get(place)
+            if mine is not None and mine.folder != now and mine.folder.lower() not in keeps \
+                    and _holds_a_persons_files(out / mine.folder):
+                held[f"{place}#{mine.folder}"] = mine  # never a place of a class: read back as one that left
+        return held
 
     def unlisted(self, out: Path) -> set[str]:
         """Folders at the top of OUT the run before did not write and that hold something: a

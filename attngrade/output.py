@@ -80,6 +80,11 @@ def _folder_base(student: str) -> str:
     return (_UNSAFE.sub("_", student).strip("._") or "student")[:80]
 
 
+def gives_folder(student: str, folder: str) -> bool:
+    """Whether `folder` is one of the folders `folder_names` may give the id `student`."""
+    return _gives(student, _folder_base(student), folder)
+
+
 def _gives(student: str, base: str, folder: str) -> bool:
     """Whether `folder` is one the id `student` gives, or the id it was made from (`zoe` of
     `zoe-3`: a submission listed as zoe-3 when a namesake joined keeps its folder zoe)."""

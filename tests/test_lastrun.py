@@ -199,3 +199,20 @@ def test_a_moved_class_is_said_and_no_folder_goes_to_whoever_came_second(tmp_pat
     done = grade(tmp_path / "moved", out)
     assert "was the class moved?" in done.stdout
     assert sorted(p.name for p in (out / "sam-2").iterdir()) == ["notes.txt"]  # y's notes beside nobody's report
+
+
+def test_a_student_who_claims_another_id_for_a_run_gets_their_folder_back_with_their_id(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    x = submit(cls, "x.yaml", "sam")
+    submit(cls, "amy.yaml")
+    grade(cls, out)
+    (out / "sam" / "notes.txt").write_text("about sam", encoding="utf-8")
+    x.write_text(x.read_text(encoding="utf-8").replace("student: sam", "student: tom"), encoding="utf-8")
+    submit(cls, "b.yaml", "sam")  # a newcomer claiming sam meanwhile does not get sam's notes
+    grade(cls, out)
+    assert sorted(p.name for p in (out / "sam").iterdir()) == ["notes.txt"]
+    (cls / "b.yaml").unlink()
+    x.write_text(x.read_text(encoding="utf-8").replace("student: tom", "student: sam"), encoding="utf-8")
+    grade(cls, out)
+    assert sorted(p.name for p in (out / "sam").iterdir()) == ["notes.txt", "report.html"]
+    assert by_source(out)["sam"] == "class/x.yaml"
