@@ -113,7 +113,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
                 reports: ReportPool | None = None, freeze: bool = False,
-                last: Callable[[], lastrun.LastRun] | None = None) -> Batch:
+                last: Callable[[], lastrun.LastRun] | None = None, out: Path | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
     `runner` is where the run stage executes (default: worker processes on this machine);
@@ -121,13 +121,16 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     `freeze`: move what the plan made to the collector's permanent generation (the caller
     calls gc.unfreeze() when done with the batch); `last` reads the run before into the same
     OUT, whose ids the submissions keep (see `lastrun`): once the processes started when the
-    submissions are counted are forked, so that none holds a copy of it.
+    submissions are counted are forked, so that none holds a copy of it. `out`: that OUT, whose
+    list also says which folders were classes.
     """
     batch = Batch()
     progress = progress or Quiet()
     passed_over: list[Path] = []
     processes = default_workers() if workers is None else workers
     served = False  # whether the run stage's workers come from the fork server
+
+    classes = lastrun.class_folders(out) if out is not None else set()
 
     def before() -> Mapping[str, str] | None:
         if last is None:
@@ -145,7 +148,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=found, lazy_from=LARGE_CLASS, before=before)
+                         found=found, lazy_from=LARGE_CLASS, before=before, classes=classes)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
     if freeze and len(items) < LARGE_CLASS:
@@ -191,8 +194,8 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         reports = ReportPool(default_workers() if workers is None else workers)
         try:
             last = partial(lastrun.read, out, said)  # after `claimed` has put back an interrupted run
-            batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank, last=last,
-                                homework=homework, runner=runner, reports=reports, freeze=True)
+            batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
+                                homework=homework, runner=runner, reports=reports, freeze=True, last=last, out=out)
             batch.out = out
             batch.messages[:0] = said
             if people is not None:

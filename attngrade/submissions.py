@@ -11,11 +11,12 @@ not a student's (hidden files, a Gradescope export's metadata) are listed as suc
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import stat
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 import yaml
 
@@ -273,7 +274,7 @@ MAX_CLASS_DEPTH = 8  # class folders inside class folders read as such; deeper, 
 
 
 def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: int = 0,
-             nested: dict[Path, int] | None = None) -> Iterator[Path]:
+             nested: dict[Path, int] | None = None, classes: Collection[str] = ()) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
     A folder is one submission when it holds exactly one file with answers in it (its
@@ -282,6 +283,9 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
     sub-folder that is itself a class folder is read as one. Hidden files and a Gradescope export's metadata
     go to `passed_over`, for the run summary. `nested` is given the class depth of each
     submission found inside a class folder inside a folder of `paths` (1 and more; the rest are 0).
+    A folder of `classes` (resolved paths: those the run before into the same OUT graded as
+    classes) is read as one even when a single file in it still looks like answers: a class of
+    two where one left, or whose other files broke, is not one student's folder.
     """
     for path in paths:
         if not path.exists() and not path.is_symlink():
@@ -297,7 +301,7 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
         if passed_over is not None:
             passed_over.extend(p for p in entries if p in hidden)
         subdirs = [p for p in visible if p.is_dir() and not p.is_symlink()]
-        if _is_submission(path):
+        if not _known_class(path, classes) and _is_submission(path):
             if passed_over is not None:  # the other answers-format files beside the one read: said, not skipped
                 passed_over.extend(_beside_the_answers(path))
             if nested is not None and depth:
@@ -306,12 +310,16 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
             continue
         folders = set(subdirs)
         for found in [*(p for p in visible if p not in folders), *subdirs]:  # files first, then folders, each sorted
-            if found in folders and depth < MAX_CLASS_DEPTH and _is_class(found):
-                yield from discover([found], passed_over, depth + 1, nested)  # `grade run examples/`: classes
+            if found in folders and depth < MAX_CLASS_DEPTH and (_known_class(found, classes) or _is_class(found)):
+                yield from discover([found], passed_over, depth + 1, nested, classes)  # `grade run examples/`
                 continue
             if nested is not None and depth:
                 nested[found] = depth
             yield found
+
+
+def _known_class(folder: Path, classes: Collection[str]) -> bool:
+    return bool(classes) and os.path.realpath(folder) in classes
 
 
 def _beside_the_answers(folder: Path) -> list[Path]:

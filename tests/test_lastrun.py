@@ -216,3 +216,17 @@ def test_a_student_who_claims_another_id_for_a_run_gets_their_folder_back_with_t
     grade(cls, out)
     assert sorted(p.name for p in (out / "sam").iterdir()) == ["notes.txt", "report.html"]
     assert by_source(out)["sam"] == "class/x.yaml"
+
+
+def test_a_class_left_with_one_submission_is_still_a_class(tmp_path):
+    # Alone in its folder, bob.yaml would make the folder one student's submission folder,
+    # named 'class'; the run before graded that folder as a class.
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "bob.yaml")
+    amy = submit(cls, "amy.yaml")
+    grade(cls, out)
+    (out / "bob" / "notes.txt").write_text("about bob", encoding="utf-8")
+    amy.unlink()
+    grade(cls, out)
+    assert by_source(out) == {"bob": "class/bob.yaml"}
+    assert sorted(p.name for p in (out / "bob").iterdir()) == ["notes.txt", "report.html"]

@@ -132,7 +132,8 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
              bank: Any = None, passed_over: list[Path] | None = None,
              found: Callable[[int], None] | None = None,
              lazy_from: int | None = None,
-             before: Callable[[], Mapping[str, str] | None] | None = None) -> "Loaded | Loading":
+             before: Callable[[], Mapping[str, str] | None] | None = None,
+             classes: Collection[str] = ()) -> "Loaded | Loading":
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
@@ -140,12 +141,13 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     `found` is told how many there are before any is loaded. From `lazy_from` submissions
     on, they are loaded one at a time as the plan reads them (a `Loading`, read once).
     `before` gives each place's id in the run before into the same OUT (`lastrun.LastRun.ids`),
-    asked after `found` (processes forked there do not inherit a copy of it).
+    asked after `found` (processes forked there do not inherit a copy of it); `classes`, the
+    folders that run graded as classes (see `discover`).
     """
     from ..submissions import discover
 
     nested: dict[Path, int] = {}
-    every = list(discover(list(paths), passed_over, nested=nested))
+    every = list(discover(list(paths), passed_over, nested=nested, classes=classes))
     if found is not None:
         found(len(every))
     loading = Loading(every, stats, homework, bank, nested, before() if before is not None else None)
