@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -28,7 +27,7 @@ from .groups import Group, answer_groups
 from .keys import load_keys
 from .lms import read_roster, unmatched
 from . import lastrun
-from .output import FOLDERS_FILE, folder_names, gives_folder, grades_csv, results_json, write_atomic
+from .output import folder_names, gives_folder, grades_csv, results_json, write_atomic
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
 from .overrides import template, write_template
@@ -54,7 +53,7 @@ class Batch:
     stats: Stats = field(default_factory=Stats)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> wall and CPU seconds
     places: list[Path] = field(default_factory=list)  # where each result's submission is in the class
-    # What the run before in OUT left, read when needed (held whole, it is 60 MB at 100,000 students).
+    # What the run before in OUT left, read when needed (held whole, it is 40 MB at 100,000 students).
     last: Callable[[], lastrun.LastRun] = lastrun.LastRun
 
     @property
@@ -112,17 +111,16 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Quiet | None = None,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
-                reports: ReportPool | None = None, freeze: bool = False,
-                last: Callable[[], lastrun.LastRun] | None = None, out: Path | None = None) -> Batch:
+                reports: ReportPool | None = None, freeze: bool = False, out: Path | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
     `runner` is where the run stage executes (default: worker processes on this machine);
     `reports` is started as soon as the submissions are counted, before any is read;
     `freeze`: move what the plan made to the collector's permanent generation (the caller
-    calls gc.unfreeze() when done with the batch); `last` reads the run before into the same
-    OUT, whose ids the submissions keep (see `lastrun`): once the processes started when the
-    submissions are counted are forked, so that none holds a copy of it. `out`: that OUT, whose
-    list also says which folders were classes.
+    calls gc.unfreeze() when done with the batch); `out`: the OUT the run writes, where the run
+    before left which folders were classes and each submission's id (see `lastrun`; the ids are
+    read once the processes started when the submissions are counted are forked, so that none
+    holds a copy of them).
     """
     batch = Batch()
     progress = progress or Quiet()
@@ -131,12 +129,13 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     served = False  # whether the run stage's workers come from the fork server
 
     classes = lastrun.class_folders(out) if out is not None else set()
+    if out is not None:  # read again when the folders are due (held, it would cost a large class 40 MB)
+        batch.last = partial(lastrun.read, out, quiet=True)
 
     def before() -> Mapping[str, str] | None:
-        if last is None:
+        if out is None:
             return None
-        batch.last = partial(last, quiet=True)  # read again when the folders are due, without saying it twice
-        run_before = last()
+        run_before = lastrun.read(out, batch.messages)
         return run_before.ids() if run_before.known else None
 
     def found(count: int) -> None:  # before any submission is read
@@ -193,9 +192,8 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         # (see reports.parallel).
         reports = ReportPool(default_workers() if workers is None else workers)
         try:
-            last = partial(lastrun.read, out, said)  # after `claimed` has put back an interrupted run
             batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                                homework=homework, runner=runner, reports=reports, freeze=True, last=last, out=out)
+                                homework=homework, runner=runner, reports=reports, freeze=True, out=out)
             batch.out = out
             batch.messages[:0] = said
             if people is not None:
@@ -263,8 +261,6 @@ class Keeping:
 
 
 def _keeping(batch: Batch, last: lastrun.LastRun, out: Path) -> Keeping:
-    if len(batch.places) != len(batch.results):  # a batch assembled otherwise: nothing to key folders by
-        return Keeping([Path(r.source) for r in batch.results])
     keeping = Keeping(batch.places)
     if not last.known:
         return keeping
@@ -297,7 +293,7 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
         write_atomic(out / "results.json", results_json(results))
         write_atomic(out / "grades.csv", grades_csv(results, homeworks, roster))
         if keeping is not None:
-            write_atomic(out / FOLDERS_FILE, keeping.listing(results, folders))
+            write_atomic(out / lastrun.FILE, keeping.listing(results, folders))
         if meanwhile is not None:
             meanwhile()
 

@@ -29,8 +29,14 @@ from typing import Callable, Iterable, Iterator
 
 FILE = ".folders.json"
 MAX_BYTES = 32_000_000  # 100,000 submissions with long paths; a larger file is not a run's
-_SUFFIXED = re.compile(r".+-[1-9][0-9]*")
+_NUMBERED = re.compile(r"(.+)-[1-9][0-9]*")
 SAFE_FOLDER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")  # what output.folder_names makes
+
+
+def numbered(name: str) -> str | None:
+    """The name `name` numbers (`sam` of `sam-2`), as ids and folders are made unique; else None."""
+    match = _NUMBERED.fullmatch(name)
+    return match.group(1) if match else None
 
 
 def place_key(path: Path | str) -> str:
@@ -75,7 +81,7 @@ class LastRun:
         present = set(places)
         # Not by a suffixed id: sam-2 is whoever came second, not a person.
         by_student = {e.student: e.folder for p, e in self.entries.items()
-                      if p not in present and not _SUFFIXED.fullmatch(e.student)}
+                      if p not in present and numbered(e.student) is None}
         wanted: list[str | None] = []
         for place, student in zip(places, students):
             mine = self.entries.get(place)
@@ -141,25 +147,12 @@ def class_folders(out: Path) -> set[str]:
     Read a line at a time, keeping only the folders (a run starts small); none for a list written
     otherwise."""
     path = out / FILE
-    folders: set[str] = set()
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
-            return folders
-        with open(path, encoding="utf-8") as handle:
-            if handle.readline() != "{\n":
-                return folders
-            for line in handle:
-                body = line.rstrip("\n").rstrip(",")
-                if body == "}":
-                    break
-                try:
-                    one = json.loads("{" + body + "}")
-                except ValueError:
-                    return set()
-                folders.update(os.path.dirname(place) for place in one if isinstance(place, str))
-    except (OSError, ValueError):
+        if _problem(path) is not None:
+            return set()
+        return {os.path.dirname(place) for place, _ in _pairs(path)}
+    except (OSError, ValueError, _WrittenOtherwise):
         return set()
-    return folders
 
 
 def read(out: Path, said: list[str] | None = None, quiet: bool = False) -> LastRun:
@@ -169,13 +162,10 @@ def read(out: Path, said: list[str] | None = None, quiet: bool = False) -> LastR
     path = out / FILE
     if not path.is_file() and not path.is_symlink():
         return LastRun()
-    problem, data = None, None  # data: (place, Entry or None for an entry not as a run writes it)
+    data = None  # (place, Entry or None for an entry not as a run writes it)
     try:
-        if path.is_symlink() or not path.is_file():
-            problem = "it is not a regular file"
-        elif path.stat().st_size > MAX_BYTES:
-            problem = f"it is over {MAX_BYTES:,} bytes"
-        else:
+        problem = _problem(path)
+        if problem is None:
             data = _by_line(path)
             if data is None:  # not as a run writes it (edited by hand?): the whole file, parsed at once
                 whole = json.loads(path.read_text(encoding="utf-8"))
@@ -201,27 +191,48 @@ def read(out: Path, said: list[str] | None = None, quiet: bool = False) -> LastR
     return LastRun(entries, known=True, complete=not ignored)
 
 
+def _problem(path: Path) -> str | None:
+    """Why the file at `path` cannot be a run's list without reading it, if it cannot."""
+    if path.is_symlink() or not path.is_file():
+        return "it is not a regular file"
+    if path.stat().st_size > MAX_BYTES:
+        return f"it is over {MAX_BYTES:,} bytes"
+    return None
+
+
 def _by_line(path: Path) -> list[tuple[str, Entry | None]] | None:
     """The entries of a list as `lines` writes it, one line at a time: parsed whole, a list of
     100,000 costs 57 MB at its peak, which the allocator keeps for the rest of the run; None
     for a file written otherwise."""
-    found: list[tuple[str, Entry | None]] = []
+    try:
+        return [(place, _entry(value)) for place, value in _pairs(path)]
+    except _WrittenOtherwise:
+        return None
+
+
+class _WrittenOtherwise(Exception):
+    """The file is not one entry a line, as `lines` writes it."""
+
+
+def _pairs(path: Path) -> Iterator[tuple[str, object]]:
+    """(place, value) of each line of a list as `lines` writes it; raises _WrittenOtherwise."""
     with open(path, encoding="utf-8") as handle:
         if handle.readline() != "{\n":
-            return None
+            raise _WrittenOtherwise
         for line in handle:
             if line == "}\n":
-                return found if handle.read() == "" else None
+                if handle.read() != "":
+                    raise _WrittenOtherwise
+                return
             body = line.rstrip("\n")
-            body = body[:-1] if body.endswith(",") else body
             try:
-                one = json.loads("{" + body + "}")
+                one = json.loads("{" + (body[:-1] if body.endswith(",") else body) + "}")
             except ValueError:
-                return None
+                raise _WrittenOtherwise from None
             if not isinstance(one, dict) or len(one) != 1:
-                return None
-            found.extend((place, _entry(value)) for place, value in one.items())
-    return None
+                raise _WrittenOtherwise
+            yield from one.items()
+    raise _WrittenOtherwise  # no closing brace: cut short
 
 
 def _entry(value: object) -> Entry | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .lastrun import FILE as FOLDERS_FILE
+from .lastrun import numbered
 from .rawtext import UNENCODABLE
 from .records import Homework, Result
 
@@ -88,8 +89,8 @@ def gives_folder(student: str, folder: str) -> bool:
 def _gives(student: str, base: str, folder: str) -> bool:
     """Whether `folder` is one the id `student` gives, or the id it was made from (`zoe` of
     `zoe-3`: a submission listed as zoe-3 when a namesake joined keeps its folder zoe)."""
-    claim = re.fullmatch(r"(.+)-[1-9][0-9]{0,6}", student)
-    return _of_base(folder, base) or (claim is not None and _of_base(folder, _folder_base(claim.group(1))))
+    claim = numbered(student)
+    return _of_base(folder, base) or (claim is not None and _of_base(folder, _folder_base(claim)))
 
 
 def _of_base(folder: str, base: str) -> bool:

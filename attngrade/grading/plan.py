@@ -16,6 +16,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
+from ..lastrun import numbered, place_key
 from ..mathlang import Value
 from ..rawtext import safe_text
 from ..reading import FieldError, FileReading, describe, read_field
@@ -284,8 +285,6 @@ class Names:
             if name not in best or rank < best[name]:
                 best[name] = rank
             if before:
-                from ..lastrun import place_key
-
                 had = before.get(place_key(place))
                 if had is not None and had not in names.promised:
                     names.previous[place] = had  # type: ignore[index]
@@ -304,9 +303,13 @@ class Names:
         the run before (a newcomer claiming `sam` does not take it from the file that was sam)."""
         claimed = item.student
         place = _place(item)
-        if claimed in self.best and (claimed != _own_name(item) or self.best[claimed] < self.rank(place)):
+        if self._anothers_name(claimed, item, place):
             return True
         return self.promised_elsewhere(claimed, place) and not self._owns(item, place)
+
+    def _anothers_name(self, name: str, item: Submission | Result, place: Path) -> bool:
+        """Whether `name` is the name of a submission other than `item` (or of one ranked above it)."""
+        return name in self.best and (name != _own_name(item) or self.best[name] < self.rank(place))
 
     def promised_elsewhere(self, name: str, place: Path) -> bool:
         return self.promised.get(name, place) != place
@@ -328,14 +331,10 @@ class Names:
         claimed = item.student
         if had is None or had in taken:
             return None
-        suffix = had[len(claimed) + 1:]
         unreadable = isinstance(item, Result)  # a file that failed to load this time is still that student
-        if had != claimed and not unreadable and \
-                not (had.startswith(claimed + "-") and suffix.isascii() and suffix.isdigit()):
+        if had != claimed and not unreadable and numbered(had) != claimed:
             return None
-        if had in self.best and (had != _own_name(item) or self.best[had] < self.rank(place)):
-            return None
-        return had
+        return None if self._anothers_name(had, item, place) else had
 
 
 def _stray(place: Path) -> bool:
