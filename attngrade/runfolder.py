@@ -129,7 +129,7 @@ def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[s
     for report, seen in earlier.items():
         try:
             stat = report.lstat()
-            if (stat.st_ino, stat.st_mtime_ns) != seen or not _written(report, _STUDENT):
+            if (stat.st_ino, stat.st_mtime_ns) != seen:  # rewritten by this run (or replaced)
                 continue
             report.unlink()
         except FileNotFoundError:
