@@ -230,3 +230,18 @@ def test_a_class_left_with_one_submission_is_still_a_class(tmp_path):
     grade(cls, out)
     assert by_source(out) == {"bob": "class/bob.yaml"}
     assert sorted(p.name for p in (out / "bob").iterdir()) == ["notes.txt", "report.html"]
+
+
+def test_the_id_of_a_submission_that_left_goes_to_no_newcomer(tmp_path):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "x.yaml", "sam")
+    submit(cls, "y.yaml", "sam")  # x is sam, y is sam-2
+    grade(cls, out)
+    decisions = tmp_path / "decisions.yaml"
+    decisions.write_text('students:\n  - {student: sam-2, part: "1a", manual_score: 2}\n', encoding="utf-8")
+    (cls / "y.yaml").unlink()
+    submit(cls, "a.yaml", "sam")  # another sam: not the one who was sam-2, nor given that one's decision
+    refused = grade(cls, out, "--overrides", str(decisions), exit_code=2)
+    assert "no student 'sam-2'" in refused.stderr
+    grade(cls, out)
+    assert by_source(out) == {"sam": "class/x.yaml", "sam-3": "class/a.yaml"}

@@ -273,6 +273,9 @@ class Names:
     nested: Mapping[Path, int] = field(default_factory=dict)
     previous: Mapping[Path, str] = field(default_factory=dict)  # place -> its id in the run before (lastrun)
     promised: Mapping[str, Path] = field(default_factory=dict)  # that id -> the place it stays with
+    # Ids made unique in the run before (sam-2) whose submissions left: another file claiming
+    # sam is not the one who was sam-2, and must not get that one's decisions (overrides).
+    departed: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, places: Iterable[tuple[str, Path]], nested: Mapping[Path, int] | None = None,
@@ -280,16 +283,23 @@ class Names:
         """`before`: each place's id in the run before, by `lastrun.place_key`."""
         names = cls({}, nested or {}, {}, {})
         best: dict[str, tuple[int, bool]] = names.best  # type: ignore[assignment]
+        present: set[str] = set()
         for name, place in places:
             rank = names.rank(place)
             if name not in best or rank < best[name]:
                 best[name] = rank
             if before:
-                had = before.get(place_key(place))
+                key = place_key(place)
+                present.add(key)
+                had = before.get(key)
                 if had is not None and had not in names.promised:
                     names.previous[place] = had  # type: ignore[index]
                     names.promised[had] = place  # type: ignore[index]
-        return names
+        if not before:
+            return names
+        departed = frozenset(had for key, had in before.items() if key not in present and numbered(had) is not None
+                             and had not in names.promised)
+        return replace(names, departed=departed)
 
     def rank(self, place: Path) -> tuple[int, bool]:
         """Lower is stronger: the class depth, then whether the place is a stray file."""
@@ -400,8 +410,8 @@ def _unique_student(item: Submission | Result, taken: set[str],
     if claimed not in taken and not someone_elses:
         return item
     n = 2
-    while f"{claimed}-{n}" in taken or f"{claimed}-{n}" in reserved or \
-            (isinstance(reserved, Names) and reserved.promised_elsewhere(f"{claimed}-{n}", place)):
+    while f"{claimed}-{n}" in taken or f"{claimed}-{n}" in reserved or (isinstance(reserved, Names) and (
+            reserved.promised_elsewhere(f"{claimed}-{n}", place) or f"{claimed}-{n}" in reserved.departed)):
         n += 1
     new = f"{claimed}-{n}"
     why = ("another submission in this batch also says it is" if claimed in taken
