@@ -142,16 +142,25 @@ def load_submission(path: Path, homework: str | None = None, bank: Any = None) -
         answers = {}
     if not isinstance(answers, dict):
         raise SubmissionError("'answers' must be a mapping from part id to answer", path=str(file))
-    student = data.get("student", default_student)
-    notes = tuple(f"unknown top-level key '{k}' was ignored" for k in unknown)
+    student, said = _student_id(data.get("student"), default_student)
+    notes = tuple(f"unknown top-level key '{k}' was ignored" for k in unknown) + said
     return Submission(
-        student=safe_text(student, 200).strip() or default_student,
+        student=student,
         homework=named.strip(),
         answers={safe_text(k, 200): v for k, v in answers.items()},
         path=file,
         folder=folder,
         notes=notes,
     )
+
+
+def _student_id(claim: Any, default: str) -> tuple[str, tuple[str, ...]]:
+    """The id a file's 'student' gives (a name or a number), else `default` (the file or folder
+    name), with a note when the claim was there but could not be an id (a list, a mapping)."""
+    if claim is None or isinstance(claim, (str, int, float)) and not isinstance(claim, bool):
+        text = "" if claim is None else safe_text(claim, 200).strip()
+        return text or default, ()
+    return default, (f"'student' is not a name or a number; the submission is listed as '{default}'",)
 
 
 def _read_text(path: Path) -> str:

@@ -130,3 +130,16 @@ def test_class_folders_nested_past_a_limit_are_read_as_submissions(tmp_path):
     found = list(discover([tmp_path]))
     assert found[0] == tmp_path / "b.yaml"
     assert len(found) <= MAX_CLASS_DEPTH + 3 and found[-1].is_dir()  # the rest is one folder, loaded as one
+
+
+@pytest.mark.parametrize("claim, student, noted", [
+    ("", "zoe", False), ("null", "zoe", False), ("'  '", "zoe", False),  # no claim: the file's name
+    ("12345", "12345", False), ("sam", "sam", False),  # a student number is an id
+    ("[a, b]", "zoe", True), ("{name: a}", "zoe", True), ("yes", "zoe", True),  # not an id: said
+])
+def test_a_student_claim_that_is_not_an_id_gives_the_files_name(tmp_path, claim, student, noted):
+    path = tmp_path / "zoe.yaml"
+    path.write_text(f"homework: cs224n-w21-a5\nstudent: {claim}\nanswers:\n  1b: C(k_a + k_b)\n", encoding="utf-8")
+    submission = load_submission(path)
+    assert submission.student == student
+    assert any("'student' is not a name or a number" in note for note in submission.notes) == noted
