@@ -89,7 +89,8 @@ class WorkerPool:
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(needed)
         pool = ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
-                           initargs=(self.memory, None if inherited else needed, _sandbox_socket()),
+                           initargs=(self.memory, None if inherited else needed, _sandbox_socket(),
+                                     os.getpid() if inherited else None),  # else forked by the fork server
                            context=context)
         try:
             batches = {pool.schedule(_run_batch_in_worker, args=([tasks[k] for k in batch], self.budget),
@@ -251,7 +252,11 @@ def _sandbox_socket() -> str | None:
     return os.environ.get(ENV_SOCKET)
 
 
-def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, sandbox_socket: str | None) -> None:
+def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, sandbox_socket: str | None,
+                  parent: int | None = None) -> None:
+    from ..lifeline import end_with_parent
+
+    end_with_parent(parent)
     if assignments is not None:
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(assignments)

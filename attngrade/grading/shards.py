@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Callable, Iterator, Sequence
 
 from ..checkers import REGISTRY
 from ..errors import SubmissionError
+from ..lifeline import end_with_parent
 from ..records import Result, Submission
 from ..scale import LARGE_CLASS
 from .plan import (Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields, submission_names,
@@ -61,7 +63,8 @@ def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
     global _SHARED
     _SHARED = (every, resolve)
     try:
-        with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=end_with_parent, initargs=(os.getpid(),)) as pool:
             later = [pool.submit(_plan_share, start, stop) for start, stop in bounds[1:]]
             joined = plan(_counted(every[:bounds[0][1]], advance), resolve, stats)
             for future, (start, stop) in zip(later, bounds[1:]):

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..lifeline import end_with_parent
 from ..output import write_atomic
 from ..groups import Group
 from ..records import Homework, Result
@@ -188,7 +190,8 @@ def _inherited_chunk(start: int, stop: int) -> int:
 
 
 def _fork(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_child)
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_child,
+                               initargs=(os.getpid(),))
 
 
 def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[str],
@@ -197,7 +200,8 @@ def _class_page(page: ClassPage, results: Sequence[Result], folders: Sequence[st
     return 0
 
 
-def _start_child() -> None:
+def _start_child(parent: int) -> None:
+    end_with_parent(parent)
     # Ctrl-C reaches the whole process group; the parent stops the run and shuts the pool down.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Early children: while the parent is still reading and checking the class, so the first
