@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import check_only_outputs, claimed, staged
+from .runfolder import check_apart, check_only_outputs, claimed, staged
 from .scale import LARGE_CLASS
 
 log = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=found, lazy_from=LARGE_CLASS, before=before, classes=classes)
+                         found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
     if freeze and len(items) < LARGE_CLASS:
@@ -182,6 +183,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
 
     Reports go to students, so the rubric of pending parts is in them only with `rubric`.
     """
+    check_apart(paths, out)
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
     _check_overrides_file(overrides, out)
     people = read_roster(roster) if roster is not None else None
@@ -192,8 +194,12 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         # (see reports.parallel).
         reports = ReportPool(default_workers() if workers is None else workers)
         try:
-            batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                                homework=homework, runner=runner, reports=reports, freeze=True, out=out)
+            try:
+                batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
+                                    homework=homework, runner=runner, reports=reports, freeze=True, out=out)
+            except KeyboardInterrupt:
+                sys.stderr.write(f"grade: stopped while grading, before anything was written; {out} is as it was\n")
+                raise
             batch.out = out
             batch.messages[:0] = said
             if people is not None:
@@ -236,10 +242,14 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
             batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
                                                                   homeworks), shown=out))
 
-        write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                      workers=workers, reports=reports, meanwhile=overrides_template, keeping=keeping)
-        if reports is not None:
-            reports.close()  # every report is written: its processes go before the switch walks the old OUT
+        try:
+            write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
+                          workers=workers, reports=reports, meanwhile=overrides_template, keeping=keeping)
+        finally:
+            if reports is not None:
+                # Every report is written, or the run stopped: either way the processes writing
+                # them go first, before the switch walks the old OUT or the stage is removed.
+                reports.close()
     return batch
 
 

@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="grade a batch of submissions and write results, grades and reports")
     run.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="submission files, folders or class folders")
-    run.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    run.add_argument("-o", "--out", type=_folder, required=True, help="output folder")
     run.add_argument("--solutions", type=Path, default=None,
                      help="folder with <homework>/keys.yaml (default: ./solutions, or the --homework folder)")
     run.add_argument("--gold", action="append", default=[], metavar="NAME=PATH",
@@ -211,6 +211,13 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _folder(text: str) -> Path:
+    """A folder named on the command line: an empty name (`-o "$UNSET"`) is not the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name; name the folder")
+    return Path(text)
+
+
 def _run(args: argparse.Namespace) -> int:
     from .batch import run
 
@@ -225,9 +232,14 @@ def _run(args: argparse.Namespace) -> int:
         from .grading.distributed import executor_from
 
         runner = executor_from(args.executor, args.budget, args.workers)
-    batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
-                overrides=args.overrides, bank=bank, homework=homework, runner=runner,
-                rubric=args.rubric_to_students, roster=args.roster)
+    try:
+        batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
+                    overrides=args.overrides, bank=bank, homework=homework, runner=runner,
+                    rubric=args.rubric_to_students, roster=args.roster)
+    except OSError as err:  # OUT's disk or folder: no submission's fault, and nothing a traceback helps with
+        where = f" ({err.filename})" if err.filename else ""
+        raise ConfigError(f"-o {args.out}: could not write the outputs: {err.strerror or err}{where}; free space, "
+                          "make the folder writable, or name another -o folder, then run again") from err
     if args.stats is not None:
         from .output import write_atomic
 

@@ -77,6 +77,7 @@ def staged(out: Path, said: list[str], persons: Collection[str] = ()) -> Iterato
             said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
                         "writable): its outputs were written in place")
             earlier = _reports_in(out, persons)
+            (out / WRITING).touch()  # a run stopped now leaves an OUT the next run knows for a run's
             try:
                 yield out
             except BaseException:
@@ -84,6 +85,7 @@ def staged(out: Path, said: list[str], persons: Collection[str] = ()) -> Iterato
                                  "beside files of the last one: run again to complete it\n")
                 raise
             said.extend(_remove_unwritten(earlier, out))
+            (out / WRITING).unlink(missing_ok=True)
             return
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
         try:
@@ -168,7 +170,25 @@ def written_in_a_students_folder(entry: Path) -> bool:
 
 def _in_place(out: Path) -> bool:
     """OUT that two renames cannot replace: a mount point (docker -v), a link, or a parent we may not write."""
-    return out.exists() and (os.path.ismount(out) or out.is_symlink() or not os.access(out.parent, os.W_OK))
+    return out.exists() and (_mount_point(out) or out.is_symlink() or not os.access(out.parent, os.W_OK))
+
+
+def _mount_point(folder: Path) -> bool:
+    """os.path.ismount, and a folder bound onto itself or onto another folder of the same file
+    system (`mount --bind`, a container's volume), which only the kernel's mount table tells."""
+    if os.path.ismount(folder):
+        return True
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            points = {_unescaped(line.split()[4]) for line in table if len(line.split()) > 4}
+    except OSError:  # not Linux
+        return False
+    return os.path.realpath(folder) in points
+
+
+def _unescaped(field: str) -> str:
+    """A path of /proc/self/mountinfo, where a space is written \\040."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 @contextmanager
@@ -262,12 +282,44 @@ def _edited_during_the_run(old: Path, out: Path) -> bool:
 
 
 def check_only_outputs(out: Path) -> None:
-    """OUT must be a folder (or not exist yet)."""
+    """OUT must be a folder (or not exist yet), and one a run wrote if it holds anything: a run
+    replaces the outputs it finds there (index.html, each folder's report.html), so a folder
+    of someone's own (a web site, the class itself) is refused before it is touched."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"-o {out}: this is a file; name a folder for the outputs")
     if out.is_symlink() and not out.exists():
         raise ConfigError(f"-o {out}: a link to nothing ({os.readlink(out)}); make the folder it names, "
                           "or name another folder for the outputs")
+    strangers = _not_a_runs(out)
+    if strangers:
+        raise ConfigError(f"-o {out}: this folder holds files no grade run wrote ({_some(strangers)}), and a run "
+                          "replaces what it writes there; name a new or empty folder for the outputs, or the "
+                          "folder of an earlier run")
+
+
+def check_apart(paths: Collection[Path], out: Path) -> None:
+    """What is graded must lie outside OUT, which each run replaces (OUT inside a class is left
+    out of it, see `submissions.discover`)."""
+    real_out = os.path.realpath(out)
+    for path in paths:
+        real = os.path.realpath(path)
+        if real == real_out or real.startswith(real_out.rstrip(os.sep) + os.sep):
+            where = "is the outputs folder" if real == real_out else "is inside the outputs folder"
+            raise ConfigError(f"-o {out}: {path} {where}, which each run replaces; name an outputs folder "
+                              "outside what is graded")
+
+
+# Left in OUT by a run (WRITING while a run writes in place): OUT is a run's, whatever else it holds.
+WRITING = ".attngrade.writing"
+_A_RUNS = ("results.json", ".folders.json", WRITING, ".attngrade.lock")
+
+
+def _not_a_runs(out: Path) -> list[str]:
+    """What OUT holds if no run wrote it (hidden files and an overrides file to start from aside)."""
+    if not out.is_dir() or any((out / name).exists() for name in _A_RUNS):
+        return []
+    with os.scandir(out) as entries:
+        return sorted(e.name for e in entries if not e.name.startswith(".") and e.name not in CARRIED)
 
 
 def _carry_foreign(src: Path, dst: Path, persons: Collection[str] = ()) -> None:

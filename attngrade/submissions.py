@@ -283,7 +283,8 @@ MAX_CLASS_DEPTH = 8  # class folders inside class folders read as such; deeper, 
 
 
 def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: int = 0,
-             nested: dict[Path, int] | None = None, classes: Collection[str] = ()) -> Iterator[Path]:
+             nested: dict[Path, int] | None = None, classes: Collection[str] = (),
+             outputs: Path | None = None) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
     A folder is one submission when it holds exactly one file with answers in it (its
@@ -294,7 +295,9 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
     submission found inside a class folder inside a folder of `paths` (1 and more; the rest are 0).
     A folder of `classes` (resolved paths: those the run before into the same OUT graded as
     classes) is read as one even when a single file in it still looks like answers: a class of
-    two where one left, or whose other files broke, is not one student's folder.
+    two where one left, or whose other files broke, is not one student's folder. `outputs`
+    (the run's OUT, `grade run . -o out`) is no submission, nor what the run keeps beside it
+    (its lock, an interrupted run's folders): OUT goes to `passed_over`, the rest is left out.
     """
     for path in paths:
         if not path.exists() and not path.is_symlink():
@@ -305,6 +308,8 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
             yield path
             continue
         entries = sorted(path.iterdir())
+        if outputs is not None and os.path.realpath(path) == os.path.realpath(outputs.parent):
+            entries = _without_outputs(entries, outputs.name, passed_over)
         hidden = {p for p in entries if _not_a_submission(p)}  # sets: a MOOC's class folder has 100,000 entries
         visible = [p for p in entries if p not in hidden]
         if passed_over is not None:
@@ -320,11 +325,19 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
         folders = set(subdirs)
         for found in [*(p for p in visible if p not in folders), *subdirs]:  # files first, then folders, each sorted
             if found in folders and depth < MAX_CLASS_DEPTH and (_known_class(found, classes) or _is_class(found)):
-                yield from discover([found], passed_over, depth + 1, nested, classes)  # `grade run examples/`
+                yield from discover([found], passed_over, depth + 1, nested, classes, outputs)  # `grade run examples/`
                 continue
             if nested is not None and depth:
                 nested[found] = depth
             yield found
+
+
+def _without_outputs(entries: list[Path], out: str, passed_over: list[Path] | None) -> list[Path]:
+    """`entries` of OUT's own folder, less OUT (said) and the files a run keeps beside it (`runfolder`)."""
+    beside = re.compile(rf"\.{re.escape(out)}\.(?:lock|partial-[A-Za-z0-9_]+|old-[A-Za-z0-9_]+)")
+    if passed_over is not None:
+        passed_over.extend(p for p in entries if p.name == out)
+    return [p for p in entries if p.name != out and not beside.fullmatch(p.name)]
 
 
 def _known_class(folder: Path, classes: Collection[str]) -> bool:

@@ -107,3 +107,59 @@ def test_a_missing_file_says_what_is_there_and_what_to_do(tmp_path):
                            folder=sub.folder)
     assert ("vanilla.nopretrain.dev.predictions is not in your submission folder (did you mean "
             "vanilla.nopretrain.dev.prediction?); put it next to your answers file") in "\n".join(verdict.feedback)
+
+
+def test_an_outputs_folder_of_someone_elses_is_refused_untouched(tmp_path, capsys):
+    site = tmp_path / "site"
+    (site / "blog").mkdir(parents=True)
+    (site / "index.html").write_text("mine", encoding="utf-8")
+    (site / "blog" / "report.html").write_text("my post", encoding="utf-8")
+    assert main(["run", str(ROOT / "examples" / "cs224n-w21-a5"), "-o", str(site), "--workers", "1"]) == 2
+    assert "holds files no grade run wrote (blog, index.html)" in capsys.readouterr().err
+    assert (site / "index.html").read_text(encoding="utf-8") == "mine"
+    assert (site / "blog" / "report.html").read_text(encoding="utf-8") == "my post"
+
+
+def test_an_outputs_folder_holding_only_a_decisions_file_is_a_first_runs(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "overrides.yaml").write_text("students: []\n", encoding="utf-8")
+    assert main(["run", str(ROOT / "examples" / "cs224n-w21-a5"), "-o", str(out), "--workers", "1"]) == 0
+    assert (out / "results.json").is_file()
+
+
+def test_what_is_graded_must_lie_outside_the_outputs_folder(tmp_path, capsys):
+    cls = tmp_path / "class"
+    shutil.copytree(ROOT / "examples" / "cs224n-w21-a5", cls)
+    assert main(["run", str(cls), "-o", str(cls), "--workers", "1"]) == 2
+    assert f"-o {cls}: {cls} is the outputs folder" in capsys.readouterr().err
+    assert main(["run", str(cls / "full-marks.yaml"), "-o", str(tmp_path / "out"), "--workers", "1"]) == 0
+    assert main(["run", str(tmp_path / "out" / "full-marks"), "-o", str(tmp_path / "out"), "--workers", "1"]) == 2
+    assert "is inside the outputs folder, which each run replaces" in capsys.readouterr().err
+
+
+def test_an_outputs_folder_inside_the_class_is_not_graded_as_a_student(tmp_path, capsys):
+    cls = tmp_path / "class"
+    shutil.copytree(ROOT / "examples" / "cs224n-w21-a5", cls)
+    for _ in range(2):  # the second run finds OUT (and the lock beside it) among the class's folders
+        assert main(["run", str(cls), "-o", str(cls / "out"), "--workers", "1"]) == 0
+        rows = list(csv.DictReader((cls / "out" / "grades.csv").open()))
+        assert len(rows) == 16 and "out" not in {r["student"] for r in rows}
+    assert f"passed over: {cls / 'out'}" in capsys.readouterr().out
+    assert not (cls / "out" / "out").exists()
+
+
+def test_an_empty_outputs_name_is_not_the_current_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["run", str(ROOT / "examples" / "cs224n-w21-a5"), "-o", ""])
+    assert done.value.code == 2 and "an empty name; name the folder" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_outputs_that_cannot_be_written_are_said_without_a_traceback(tmp_path, capsys):
+    (tmp_path / "afile").write_text("not a folder", encoding="utf-8")
+    out = tmp_path / "afile" / "out"
+    assert main(["run", str(ROOT / "examples" / "cs224n-w21-a5"), "-o", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"grade: -o {out}: could not write the outputs: " in err and "name another -o folder" in err

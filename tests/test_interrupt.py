@@ -458,3 +458,81 @@ def test_in_place_a_report_that_cannot_be_removed_is_said_and_a_killed_runs_temp
     assert any("could not remove" in line and "Operation not permitted" in line for line in said)
     assert sorted(p.name for p in (tmp_path / "stays").iterdir()) == ["report.html"]
     assert any("removed 1 temporary report file(s)" in line for line in said)
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads children from /proc (Linux)")
+def test_a_run_killed_alone_takes_its_worker_processes_with_it(tmp_path):
+    # Only the grading process is killed (the OOM killer, `kill PID`), not its process group:
+    # its report processes must not live on idle, holding OUT's lock so that no run may follow.
+    cls, out = make_class(tmp_path / "class", 300), tmp_path / "out"
+    cmd = [*command(cls, out)[:-1], "2"]  # --workers 2
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and len(reports(out)) < 3:
+            time.sleep(0.01)
+        children = _children(proc.pid)
+        assert proc.poll() is None and children, "grade run finished before it could be interrupted; grow the class"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(Path(f"/proc/{c}").exists() for c in children):
+            time.sleep(0.05)
+        alive = [c for c in children if Path(f"/proc/{c}/status").exists()
+                 and "State:\tZ" not in Path(f"/proc/{c}/status").read_text()]
+        assert not alive, f"worker processes outlived the run: {alive}"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    again = subprocess.run(command(cls, out), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "discarded the outputs of an interrupted run" in again.stdout + again.stderr
+
+
+def test_a_run_stopped_while_report_processes_write_leaves_no_staging_folder(monkeypatch, tmp_path):
+    # A large class's report processes start before the class is read (thresholds lowered here):
+    # stopped while they write, the run waits for them before it removes its staging folder,
+    # or they would make it again around the reports they were writing.
+    from attngrade import batch as batch_module
+    from attngrade.reports import parallel
+
+    monkeypatch.setattr(parallel, "FORK_EARLY_FROM", 2)
+    cls, out = make_class(tmp_path / "class", 400), tmp_path / "out"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C while this process writes its own files
+
+    monkeypatch.setattr(batch_module, "write_template", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
+    time.sleep(0.5)  # anything still writing would have made its folder by now
+    assert staging(out) == [] and not out.exists()
+
+
+def test_a_folder_bound_onto_itself_is_written_in_place(tmp_path):
+    # `mount --bind` on one file system: os.path.ismount does not see it, and the switch's
+    # rename of OUT would fail (EBUSY) after the whole class was graded.
+    out = tmp_path / "my out"
+    named_class(tmp_path / "class", "ann", "bob")
+    assert subprocess.run(command(tmp_path / "class", out), capture_output=True).returncode == 0
+    if subprocess.run(["mount", "--bind", str(out), str(out)], capture_output=True).returncode != 0:
+        pytest.skip("mount --bind is not permitted here")
+    try:
+        again = subprocess.run(command(tmp_path / "class", out), capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert "its outputs were written in place" in again.stdout
+    finally:
+        subprocess.run(["umount", str(out)], check=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["class", "my out"]
