@@ -104,16 +104,19 @@ class LastRun:
         return held
 
     def unlisted(self, out: Path) -> set[str]:
-        """Folders at the top of OUT the run before did not write and that hold something: a
-        person's. Only when the run before's list is known (an OUT of an older attngrade holds
-        students' folders that no list names)."""
+        """Folders and files at the top of OUT the run before did not write: a person's, whose
+        names no report folder takes (a file `carol` of notes is not replaced by carol's folder).
+        Only when the run before's list is known (an OUT of an older attngrade holds students'
+        folders that no list names)."""
+        from .runfolder import written_at_the_top
+
         if not self.known or not self.complete:
             return set()
         listed = {f.lower() for f in self.folders()}
         try:
             with os.scandir(out) as entries:
-                return {e.name for e in entries if e.is_dir(follow_symlinks=False) and e.name.lower() not in listed
-                        and not e.name.startswith(".")}
+                return {e.name for e in entries if e.name.lower() not in listed and not e.name.startswith(".")
+                        and not written_at_the_top(Path(e.path))}
         except OSError:
             return set()
 

@@ -100,7 +100,7 @@ def staged(out: Path, said: list[str], persons: Collection[str] = ()) -> Iterato
             sys.stderr.write(f"grade: stopped before the outputs were complete; {out} {before}\n")
             raise
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp makes 0700; an output folder is an ordinary one
-        _switch(stage, out, started, persons)
+        said.extend(_switch(stage, out, started, persons))
 
 
 def _reports_in(out: Path, persons: Collection[str] = ()) -> dict[Path, tuple[int, int]]:
@@ -161,6 +161,11 @@ def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[s
 
 def _some(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def written_at_the_top(entry: Path) -> bool:
+    """Whether `entry`, at the top of OUT, is what a run writes there (results.json, grades.csv...)."""
+    return _written(entry, _TOP)
 
 
 def written_in_a_students_folder(entry: Path) -> bool:
@@ -229,8 +234,9 @@ def _sha256(path: Path) -> str | None:
     return file_sha256(path) if path.is_file() else None
 
 
-def _switch(stage: Path, out: Path, started: str | None = None, persons: Collection[str] = ()) -> None:
-    old = None
+def _switch(stage: Path, out: Path, started: str | None = None, persons: Collection[str] = ()) -> list[str]:
+    """Put the staged run in OUT's place (see the module's docstring); what is said of it."""
+    old, said = None, []
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
         os.rename(out, old / "run")
@@ -238,9 +244,23 @@ def _switch(stage: Path, out: Path, started: str | None = None, persons: Collect
     if old is not None:
         edited = old / "run" / "overrides.yaml"
         if edited.is_file() and _sha256(edited) != started:  # a person saved it during the run
-            os.replace(edited, out / "overrides.yaml")
+            said.extend(_keep_edits(edited, out, started))
         _carry_foreign(old / "run", out, persons)
         shutil.rmtree(old, ignore_errors=True)
+    return said
+
+
+def _keep_edits(edited: Path, out: Path, started: str | None) -> list[str]:
+    """OUT/overrides.yaml saved by a person while the run wrote: theirs stays, and the fresh list
+    this run wrote in its place (if it did: the file it started from was an untouched list) goes
+    beside it as overrides.new.yaml, as when a run finds the file edited."""
+    fresh = out / "overrides.yaml"
+    said = [f"{fresh}: kept the edits saved while this run was writing"]
+    if fresh.is_file() and _sha256(fresh) != started:
+        os.replace(fresh, out / "overrides.new.yaml")
+        said[0] += f"; this run's list of parts to decide is {out / 'overrides.new.yaml'}"
+    os.replace(edited, fresh)
+    return said
 
 
 def _recover(out: Path) -> list[str]:

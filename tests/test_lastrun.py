@@ -96,6 +96,22 @@ def test_a_persons_own_folder_in_out_is_given_to_no_newcomer(tmp_path):
 
 
 @pytest.mark.parametrize("linked", [False, True])
+def test_a_persons_own_file_in_out_keeps_its_name_when_a_student_so_named_joins(tmp_path, linked):
+    cls, out = tmp_path / "class", tmp_path / "out"
+    submit(cls, "bob.yaml")
+    submit(cls, "amy.yaml")
+    if linked:  # written in place: carol's folder could not be made beside the file
+        (tmp_path / "real").mkdir()
+        out.symlink_to(tmp_path / "real")
+    grade(cls, out)
+    (out / "carol").write_text("ask carol about 2e", encoding="utf-8")
+    submit(cls, "carol.yaml")
+    grade(cls, out)
+    assert (out / "carol").read_text(encoding="utf-8") == "ask carol about 2e"
+    assert "<h1>carol</h1>" in (out / "carol-2" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("linked", [False, True])
 def test_a_persons_copy_of_a_report_in_their_own_folder_is_kept(tmp_path, linked):
     cls, out = tmp_path / "class", tmp_path / "out"
     submit(cls, "bob.yaml")
