@@ -232,6 +232,7 @@ def _run(args: argparse.Namespace) -> int:
         from .grading.distributed import executor_from
 
         runner = executor_from(args.executor, args.budget, args.workers)
+        runner.check()  # a cluster that cannot check is said before the class is read
     try:
         batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
                     overrides=args.overrides, bank=bank, homework=homework, runner=runner,
@@ -339,7 +340,7 @@ def _gold(items: list[str]) -> dict[str, Path]:
             raise ConfigError(f"--gold takes NAME=PATH, got {item!r}")
         if not Path(path).is_file():
             raise ConfigError(f"--gold {name}: no file at {path}")
-        gold[name] = Path(path)
+        gold[name] = Path(path).absolute()  # read where the checks run: a Dask worker elsewhere
     return gold
 
 

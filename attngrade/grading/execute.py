@@ -84,12 +84,11 @@ class WorkerPool:
 
         needed = {key.homework: assignments[key.homework] for key in tasks}
         context = multiprocessing.get_context(self.start_method)
-        # Forked workers inherit the assignments (pages shared with the parent); others get a copy.
+        # Forked workers are handed the assignments unpickled (pages shared with the parent); others
+        # get a copy. Never through a global set here: two Dask threads of one worker run two pools.
         inherited = context.get_start_method() == "fork"
-        _ASSIGNMENTS.clear()
-        _ASSIGNMENTS.update(needed)
         pool = ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
-                           initargs=(self.memory, None if inherited else needed, _sandbox_socket(),
+                           initargs=(self.memory, needed, _sandbox_socket(),
                                      os.getpid() if inherited else None),  # else forked by the fork server
                            context=context)
         try:

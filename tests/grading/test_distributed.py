@@ -67,3 +67,80 @@ def test_an_unknown_executor_is_a_usage_error(tmp_path, capsys):
     assert main(["run", str(ROOT / "examples" / "eecs182-fa22-hw8"), "-o", str(tmp_path / "o"),
                  "--executor", "spark"]) == 2
     assert "the executors are 'local' (the default) and 'dask[=ADDRESS]'" in capsys.readouterr().err
+
+
+def _run_into(tmp_path, address: str) -> int:
+    return main(["run", str(ROOT / "examples" / "eecs182-fa22-hw8"), "-o", str(tmp_path / "out"),
+                 "--executor", f"dask={address}", "--workers", "1"])
+
+
+def test_a_server_that_never_answers_as_a_scheduler_is_said_in_bounded_time(tmp_path, capsys, monkeypatch):
+    import socket
+
+    monkeypatch.setattr("attngrade.grading.distributed.CONNECT_SECONDS", 1)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()  # accepts the connection, then says nothing (a web server, say)
+    try:
+        start = time.monotonic()
+        code = _run_into(tmp_path, f"tcp://127.0.0.1:{listener.getsockname()[1]}")
+        assert code == 2 and time.monotonic() - start < 20
+    finally:
+        listener.close()
+    assert "nothing answered as a Dask scheduler within 1 s" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_address_that_is_not_one_is_said(tmp_path, capsys):
+    assert _run_into(tmp_path, "foo") == 2
+    assert "--executor dask=foo: no Dask scheduler answers there" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_cluster_that_cannot_check_is_said_before_the_class_is_read(tmp_path, capsys, monkeypatch):
+    from dask.distributed import LocalCluster
+
+    monkeypatch.setattr("attngrade.grading.distributed.CONNECT_SECONDS", 1)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+        assert _run_into(tmp_path, empty.scheduler_address) == 2
+    assert "no worker has joined the scheduler" in capsys.readouterr().err
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as daemonic:
+        assert _run_into(tmp_path, daemonic.scheduler_address) == 2  # Dask's default: workers are daemons
+    assert "cannot start processes" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_local_cluster_has_every_core_unless_told(monkeypatch):
+    from attngrade.grading.distributed import executor_from
+    from attngrade.grading.execute import default_workers
+
+    assert executor_from("dask", 2.0, None).workers == default_workers()
+    assert executor_from("dask", 2.0, 3).workers == 3 and executor_from("dask", 2.0, 0).workers == 1
+
+
+def test_two_chunks_of_two_homeworks_at_once_in_one_worker_each_check_their_own():
+    # A Dask worker with two threads runs two chunks at once, each through a pool of its own.
+    chunks = []
+    for folder, name in (("cs224n-w21-a5", "full-marks.yaml"), ("eecs182-fa22-hw8", None)):
+        path = ROOT / "examples" / folder
+        path = path / name if name else sorted(path.glob("*.yaml"))[0]
+        submission = load_submission(path)
+        hw = load_homework(submission.homework)
+        given = assignment(hw, load_keys(ROOT / "solutions", hw))
+        planned = plan([submission], lambda _, given=given: given)
+        chunks.append((list(planned.tasks.values()), planned.assignments))
+    failures: list = []
+
+    def chunk(tasks, assignments):
+        try:
+            for _ in range(3):
+                assert len(run_chunk(tasks, assignments, 2.0)) == len(tasks)
+        except BaseException as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    threads = [threading.Thread(target=chunk, args=one) for one in chunks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not failures, failures
