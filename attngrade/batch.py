@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from .errors import ConfigError, SubmissionError
 from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
@@ -38,6 +38,9 @@ from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
 from .runfolder import check_apart, check_only_outputs, claimed, staged
 from .scale import LARGE_CLASS
+
+if TYPE_CHECKING:
+    from .reports.cluster import ClusterReports
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +195,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         progress = for_terminal(show_progress)
         # The report processes are forked before the class is read, while this process is small
         # (see reports.parallel).
-        reports = ReportPool(default_workers() if workers is None else workers)
+        reports = _reports(runner, workers)
         try:
             try:
                 batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
@@ -209,6 +212,17 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
             gc.unfreeze()
             reports.close()
             progress.close()
+
+
+def _reports(runner: Executor | None, workers: int | None) -> ReportPool | ClusterReports:
+    """Where students' reports are rendered: on the Dask cluster that checks, else by local processes."""
+    from .grading.distributed import DaskExecutor
+
+    if isinstance(runner, DaskExecutor):
+        from .reports.cluster import ClusterReports
+
+        return ClusterReports(runner)
+    return ReportPool(default_workers() if workers is None else workers)
 
 
 def _check_overrides_file(overrides: Path | None, out: Path) -> None:

@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--bank", type=Path, default=None, metavar="DIR",
                      help="a problem bank folder (homeworks/ and library/) instead of the bundled one")
     run.add_argument("--executor", default="local", metavar="local|dask[=ADDRESS]",
-                     help="where distinct answers are checked: worker processes here (local, the default), or a "
+                     help="where distinct answers are checked and reports rendered: worker processes here (local, the default), or a "
                           "Dask cluster (dask: a LocalCluster of --workers processes; dask=ADDRESS: a running "
                           "scheduler); needs attngrade[dask]")
     run.add_argument("--roster", type=Path, default=None, metavar="FILE",
@@ -232,8 +232,9 @@ def _run(args: argparse.Namespace) -> int:
         from .grading.distributed import executor_from
 
         runner = executor_from(args.executor, args.budget, args.workers)
-        runner.check()  # a cluster that cannot check is said before the class is read
     try:
+        if runner is not None:
+            runner.check()  # a cluster that cannot check is said before the class is read
         batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
                     overrides=args.overrides, bank=bank, homework=homework, runner=runner,
                     rubric=args.rubric_to_students, roster=args.roster)
@@ -241,6 +242,9 @@ def _run(args: argparse.Namespace) -> int:
         where = f" ({err.filename})" if err.filename else ""
         raise ConfigError(f"-o {args.out}: could not write the outputs: {err.strerror or err}{where}; free space, "
                           "make the folder writable, or name another -o folder, then run again") from err
+    finally:
+        if runner is not None:
+            runner.close()  # the cluster, used by the checks and the reports
     if args.stats is not None:
         from .output import write_atomic
 

@@ -1,7 +1,8 @@
-"""A Dask executor for the run stage: distinct tasks on a cluster, for classes of any size.
+"""A Dask executor for the run stage and the reports: a cluster, for classes of any size.
 
 `grade run --executor dask` starts a LocalCluster on this machine; `--executor
-dask=tcp://scheduler:8786` uses a running cluster. The tasks are sent in chunks, and each
+dask=tcp://scheduler:8786` uses a running cluster, kept for the write stage, whose
+students' reports the workers render (`reports.cluster`). The tasks are sent in chunks, and each
 Dask worker runs its chunk through the same WorkerPool as a laptop does, so every check
 still runs in a process of its own under the time and memory budget (a hostile answer
 cannot hang or exhaust a Dask worker). The workers need attngrade installed (the same
@@ -12,8 +13,9 @@ version) and must be allowed to start processes: run them with
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..checkers import REGISTRY, Outcome
 from ..errors import ConfigError
@@ -25,12 +27,21 @@ CHUNKS_PER_WORKER = 2  # a few chunks per worker balance the load; each chunk pa
 CONNECT_SECONDS = 10  # a scheduler that does not answer by then (or has no worker) is a configuration error
 
 
+@dataclass
+class _Session:
+    """The cluster both stages use (checks, then reports): connected once, closed by `close`."""
+
+    client: Any = None
+    cluster: Any = None
+
+
 @dataclass(frozen=True)
 class DaskExecutor:
     address: str | None = None  # None: a LocalCluster on this machine
     workers: int = 2  # LocalCluster workers (one process and one thread each)
     budget: float = 2.0
     on_done: Callable[[int], None] | None = field(default=None, compare=False)  # progress: tasks finished
+    session: _Session = field(default_factory=_Session, compare=False, repr=False)  # shared by `replace` copies
 
     @property
     def spec(self) -> str:
@@ -42,49 +53,57 @@ class DaskExecutor:
         nothing answers, no worker has joined, or the workers cannot run attngrade's checks."""
         if self.address is None:
             return  # a LocalCluster is started when the tasks are known
-        dask, client_type, _ = _dask()
-        with dask.config.set({"distributed.worker.daemon": False}):
-            client = _connect(client_type, self.address, self.spec)
-        try:
-            _workers(client, self.spec, runs_code=False)
-        finally:
-            client.close()
+        _workers(self.client(), self.spec, runs_code=False)
 
     def run(self, tasks: Mapping[TaskKey, Task], assignments: Mapping[str, Assignment]) -> dict[TaskKey, Outcome]:
         if not tasks:
             return {}
-        dask, client_type, cluster_type = _dask()
-        cluster = None
-        with dask.config.set({"distributed.worker.daemon": False}):
-            if self.address is None:
-                cluster = cluster_type(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-            client = _connect(client_type, cluster if cluster is not None else self.address, self.spec)
+        client = self.client()
+        runs_code = any(REGISTRY[check_of(key, assignments)].runs_code for key in tasks)
+        slots = _workers(client, self.spec, runs_code)
+        keys = list(tasks)
+        size = max(1, -(-len(keys) // (slots * CHUNKS_PER_WORKER)))
+        chunks = [keys[i:i + size] for i in range(0, len(keys), size)]
+        outcomes: dict[TaskKey, Outcome] = {}
+        with self.failures("checking"):
+            needed = {key.homework: assignments[key.homework] for key in keys}
+            shared = client.scatter(needed, broadcast=True)
+            futures = [client.submit(run_chunk, [tasks[k] for k in chunk], shared, self.budget, pure=False)
+                       for chunk in chunks]
+            for chunk, future in zip(chunks, futures):
+                outcomes.update(zip(chunk, future.result()))
+                if self.on_done is not None:
+                    self.on_done(len(chunk))
+        return outcomes
+
+    def client(self) -> Any:
+        """The cluster's client, connected (a LocalCluster started) on first use."""
+        if self.session.client is None:
+            dask, client_type, cluster_type = _dask()
+            with dask.config.set({"distributed.worker.daemon": False}):
+                if self.address is None:
+                    self.session.cluster = cluster_type(n_workers=self.workers, threads_per_worker=1,
+                                                        processes=True, dashboard_address=None)
+                self.session.client = _connect(client_type, self.session.cluster or self.address, self.spec)
+        return self.session.client
+
+    @contextmanager
+    def failures(self, doing: str) -> Iterator[None]:
+        """The cluster's failure while `doing` is a configuration error, never a student's verdict."""
         try:
-            runs_code = any(REGISTRY[check_of(key, assignments)].runs_code for key in tasks)
-            slots = _workers(client, self.spec, runs_code)
-            keys = list(tasks)
-            size = max(1, -(-len(keys) // (slots * CHUNKS_PER_WORKER)))
-            chunks = [keys[i:i + size] for i in range(0, len(keys), size)]
-            outcomes: dict[TaskKey, Outcome] = {}
-            try:
-                needed = {key.homework: assignments[key.homework] for key in keys}
-                shared = client.scatter(needed, broadcast=True)
-                futures = [client.submit(run_chunk, [tasks[k] for k in chunk], shared, self.budget, pure=False)
-                           for chunk in chunks]
-                for chunk, future in zip(chunks, futures):
-                    outcomes.update(zip(chunk, future.result()))
-                    if self.on_done is not None:
-                        self.on_done(len(chunk))
-            except Exception as err:  # noqa: BLE001 - the cluster's failure is no student's verdict
-                raise ConfigError(f"{self.spec}: the cluster failed while checking ({type(err).__name__}: "
-                                  f"{str(err)[:300]}); nothing was written: look at the workers' logs, then run "
-                                  "again (or without --executor)") from err
-            return outcomes
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            yield
+        except Exception as err:  # noqa: BLE001 - said, with what to do
+            raise ConfigError(f"{self.spec}: the cluster failed while {doing} ({type(err).__name__}: "
+                              f"{str(err)[:300]}); nothing was written: look at the workers' logs, then run "
+                              "again (or without --executor)") from err
+
+    def close(self) -> None:
+        session = self.session
+        if session.client is not None:
+            session.client.close()
+        if session.cluster is not None:
+            session.cluster.close()
+        session.client = session.cluster = None
 
 
 def _dask() -> tuple[Any, Any, Any]:

@@ -14,6 +14,7 @@ from attngrade.checkers import REGISTRY, Outcome  # noqa: E402
 from attngrade.checkers.base import Check  # noqa: E402
 from attngrade.cli import main  # noqa: E402
 from attngrade.grading import assignment, plan  # noqa: E402
+from attngrade.reports.cluster import render_chunk as _RENDER_CHUNK  # noqa: E402
 from attngrade.grading.distributed import run_chunk  # noqa: E402
 from attngrade.keys import load_keys  # noqa: E402
 from attngrade.problems import load_homework  # noqa: E402
@@ -27,8 +28,46 @@ def test_a_local_cluster_of_two_workers_gives_byte_identical_outputs(tmp_path, c
     folder = ROOT / "examples" / "cs224n-w21-a5"
     assert main(["run", str(folder), "-o", str(tmp_path / "local"), "--workers", "1"]) == 0
     assert main(["run", str(folder), "-o", str(tmp_path / "dask"), "--executor", "dask", "--workers", "2"]) == 0
-    for name in ("results.json", "grades.csv"):
+    written = {path.relative_to(tmp_path / "local") for path in (tmp_path / "local").rglob("*") if path.is_file()}
+    assert written == {path.relative_to(tmp_path / "dask") for path in (tmp_path / "dask").rglob("*") if path.is_file()}
+    for name in sorted(written - {Path("overrides.yaml"), Path(".overrides.sha256")}):  # these name their OUT
         assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+
+
+RENDERED: list[int] = []  # chunk sizes, as in-process (threaded) workers render them
+
+
+def _recorded_render_chunk(results, homeworks, rubric):
+    RENDERED.append(len(results))
+    return _RENDER_CHUNK(results, homeworks, rubric)
+
+
+def test_reports_are_rendered_on_the_cluster_as_they_are_here(tmp_path, monkeypatch):
+    from dask.distributed import LocalCluster
+
+    from attngrade.batch import grade_paths
+    from attngrade.grading.distributed import DaskExecutor
+    from attngrade.reports import cluster
+    from attngrade.reports.parallel import write_reports
+
+    batch = grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions", workers=0)
+    folders = [r.student for r in batch.results]
+    write_reports(batch.results, folders, tmp_path / "here", batch.homeworks, False, 1, lambda n: None)
+    RENDERED.clear()
+    monkeypatch.setattr(cluster, "render_chunk", _recorded_render_chunk)
+    monkeypatch.setattr(cluster, "CHUNK", 5)
+    with LocalCluster(n_workers=2, processes=False, dashboard_address=None) as local:  # threads: sees the patch
+        executor = DaskExecutor(address=local.scheduler_address)
+        try:
+            advanced = []
+            cluster.ClusterReports(executor).write(batch.results, folders, tmp_path / "there", batch.homeworks, False,
+                                     advanced.append)
+        finally:
+            executor.close()
+    assert sorted(RENDERED) == [1, 5, 5, 5] and sum(advanced) == len(folders) == 16
+    for folder in folders:
+        here = (tmp_path / "here" / folder / "report.html").read_bytes()
+        assert (tmp_path / "there" / folder / "report.html").read_bytes() == here, folder
 
 
 def _hangs(answers, ctx):

@@ -1,0 +1,60 @@
+"""Students' reports rendered on the Dask cluster of `grade run --executor dask`.
+
+Chunks of results go to the workers, which render each student's page and send it back;
+this process writes the pages as chunks come back (the workers need not share OUT's disk)
+and meanwhile writes its own outputs and the class page, which needs the whole class.
+Same interface as `parallel.ReportPool`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..grading.distributed import DaskExecutor
+from ..output import write_atomic
+from ..records import Homework, Result
+
+CHUNK = 200  # reports a worker renders per task: pages are small, a round trip is not
+
+
+@dataclass
+class ClusterReports:
+    executor: DaskExecutor
+
+    def start(self, reports: int) -> None:
+        """Nothing to fork ahead: the cluster is already there."""
+
+    def close(self) -> None:
+        """The cluster is the executor's to close (after the run)."""
+
+    def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
+              rubric: bool, advance: Callable[[int], None], also: Any = None,
+              meanwhile: Callable[[], None] | None = None) -> None:
+        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them."""
+        from dask.distributed import as_completed
+
+        client = self.executor.client()
+        with self.executor.failures("rendering the reports"):
+            used = {r.homework for r in results}
+            shared = client.scatter({hid: hw for hid, hw in homeworks.items() if hid in used}, broadcast=True)
+            starts = {client.submit(render_chunk, list(results[i:i + CHUNK]), shared, rubric, pure=False): i
+                      for i in range(0, len(results), CHUNK)}
+            if also is not None:
+                also.write(results, folders, homeworks)
+            if meanwhile is not None:
+                meanwhile()
+            for future in as_completed(starts):
+                start = starts[future]
+                pages = future.result()
+                for folder, page in zip(folders[start:start + len(pages)], pages):
+                    write_atomic(out / folder / "report.html", page)
+                advance(len(pages))
+
+
+def render_chunk(results: list[Result], homeworks: Mapping[str, Homework], rubric: bool) -> list[str]:
+    """On a Dask worker: each result's report page."""
+    from . import render_student
+
+    return [render_student(result, homeworks.get(result.homework or ""), rubric=rubric) for result in results]
