@@ -54,9 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--bank", type=Path, default=None, metavar="DIR",
                      help="a problem bank folder (homeworks/ and library/) instead of the bundled one")
     run.add_argument("--executor", default="local", metavar="local|dask[=ADDRESS]",
-                     help="where distinct answers are checked and reports rendered: worker processes here (local, the default), or a "
-                          "Dask cluster (dask: a LocalCluster of --workers processes; dask=ADDRESS: a running "
-                          "scheduler); needs attngrade[dask]")
+                     help="where distinct answers are checked and reports rendered: worker processes here "
+                          "(local, the default), or a Dask cluster (dask: a LocalCluster of --workers processes; "
+                          "dask=ADDRESS: a running scheduler); needs attngrade[dask]")
     run.add_argument("--roster", type=Path, default=None, metavar="FILE",
                      help="the class roster (CSV: id, name, email, sid) to join into grades.csv")
     run.add_argument("--stats", type=Path, default=None, metavar="FILE",

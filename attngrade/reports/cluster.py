@@ -8,6 +8,7 @@ Same interface as `parallel.ReportPool`.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -17,6 +18,7 @@ from ..output import write_atomic
 from ..records import Homework, Result
 
 CHUNK = 200  # reports a worker renders per task: pages are small, a round trip is not
+IN_FLIGHT_PER_THREAD = 3  # chunks sent ahead per worker thread: none waits while this process writes
 
 
 @dataclass
@@ -38,16 +40,29 @@ class ClusterReports:
         client = self.executor.client()
         with self.executor.failures("rendering the reports"):
             used = {r.homework for r in results}
-            shared = client.scatter({hid: hw for hid, hw in homeworks.items() if hid in used}, broadcast=True)
-            starts = {client.submit(render_chunk, list(results[i:i + CHUNK]), shared, rubric, pure=False): i
-                      for i in range(0, len(results), CHUNK)}
+            mine = {hid: hw for hid, hw in homeworks.items() if hid in used}  # small: sent with each chunk
+            todo = iter(range(0, len(results), CHUNK))
+            starts: dict[Any, int] = {}
+
+            def send(start: int) -> Any:
+                future = client.submit(render_chunk, list(results[start:start + CHUNK]), mine, rubric, pure=False)
+                starts[future] = start
+                return future
+
+            # A few chunks per worker in flight, not the whole class: its pickled results and its
+            # pages would otherwise all be held at once (100,000 students: gigabytes).
+            flight = max(2, IN_FLIGHT_PER_THREAD * sum(client.nthreads().values()))
+            running = as_completed([send(start) for start in itertools.islice(todo, flight)])
             if also is not None:
                 also.write(results, folders, homeworks)
             if meanwhile is not None:
                 meanwhile()
-            for future in as_completed(starts):
-                start = starts[future]
+            for future in running:
+                start = starts.pop(future)
                 pages = future.result()
+                following = next(todo, None)
+                if following is not None:
+                    running.add(send(following))
                 for folder, page in zip(folders[start:start + len(pages)], pages):
                     write_atomic(out / folder / "report.html", page)
                 advance(len(pages))
