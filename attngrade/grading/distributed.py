@@ -67,7 +67,9 @@ class DaskExecutor:
         outcomes: dict[TaskKey, Outcome] = {}
         with self.failures("checking"):
             needed = {key.homework: assignments[key.homework] for key in keys}
-            shared = client.scatter(needed, broadcast=True)
+            # Scattered under keys of their own: a dict's keys would be the homework ids, which
+            # another scatter in this session (or a hand-made one on the cluster) may also use.
+            shared = dict(zip(needed, client.scatter(list(needed.values()), broadcast=True)))
             futures = [client.submit(run_chunk, [tasks[k] for k in chunk], shared, self.budget, pure=False)
                        for chunk in chunks]
             for chunk, future in zip(chunks, futures):
@@ -84,7 +86,8 @@ class DaskExecutor:
                 if self.address is None:
                     self.session.cluster = cluster_type(n_workers=self.workers, threads_per_worker=1,
                                                         processes=True, dashboard_address=None)
-                self.session.client = _connect(client_type, self.session.cluster or self.address, self.spec)
+                target = self.session.cluster if self.session.cluster is not None else self.address
+                self.session.client = _connect(client_type, target, self.spec)
         return self.session.client
 
     @contextmanager

@@ -283,23 +283,23 @@ class Names:
         """`before`: each place's id in the run before, by `lastrun.place_key`."""
         names = cls({}, nested or {}, {}, {})
         best: dict[str, tuple[int, bool]] = names.best  # type: ignore[assignment]
-        present: set[str] = set()
+        # Made-unique ids of the run before by place, until their place is found (few: no set of
+        # every place is held, which a rerun of 100,000 would pay for in memory).
+        unfound = {key: had for key, had in (before or {}).items() if "-" in had and numbered(had) is not None}
         for name, place in places:
             rank = names.rank(place)
             if name not in best or rank < best[name]:
                 best[name] = rank
             if before:
                 key = place_key(place)
-                present.add(key)
+                unfound.pop(key, None)
                 had = before.get(key)
                 if had is not None and had not in names.promised:
                     names.previous[place] = had  # type: ignore[index]
                     names.promised[had] = place  # type: ignore[index]
-        if not before:
+        if not unfound:
             return names
-        departed = frozenset(had for key, had in before.items() if key not in present and numbered(had) is not None
-                             and had not in names.promised)
-        return replace(names, departed=departed)
+        return replace(names, departed=frozenset(had for had in unfound.values() if had not in names.promised))
 
     def rank(self, place: Path) -> tuple[int, bool]:
         """Lower is stronger: the class depth, then whether the place is a stray file."""
