@@ -143,6 +143,7 @@ def test_a_cluster_that_cannot_check_is_said_before_the_class_is_read(tmp_path, 
     with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
         assert _run_into(tmp_path, empty.scheduler_address) == 2
     assert "no worker has joined the scheduler" in capsys.readouterr().err
+    monkeypatch.setattr("attngrade.grading.distributed.CONNECT_SECONDS", 10)  # a loaded machine connects slowly
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as daemonic:
         assert _run_into(tmp_path, daemonic.scheduler_address) == 2  # Dask's default: workers are daemons
     assert "cannot start processes" in capsys.readouterr().err
