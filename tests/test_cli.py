@@ -55,6 +55,9 @@ def test_malformed_yaml_gets_an_error_row_and_report_others_are_graded(root, dat
     assert rows["full-marks"]["total"] == "13" and rows["seed-000"]["error"] == ""
     report = (out / "broken-yaml" / "report.html").read_text()
     assert "could not be graded" in report and "not valid YAML" in report
+    # The student knows their file by its name, not by where the course keeps it; the staff's row does.
+    assert "<pre>broken-yaml.yaml: line" in report and str(data_dir) not in report
+    assert rows["broken-yaml"]["error"].startswith(str(data_dir / "classes/with-malformed" / "broken-yaml.yaml"))
 
 
 def test_run_without_keys_is_a_usage_error(root, tmp_path):

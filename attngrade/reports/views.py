@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator
 
 from ..groups import Group
@@ -79,7 +80,19 @@ def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
 
 
 def student_view(result: Result, homework: Homework | None) -> dict[str, Any]:
-    return {"result": result, "homework": homework, "parts": [part_view(v, homework) for v in result.parts]}
+    return {"result": result, "homework": homework, "parts": [part_view(v, homework) for v in result.parts],
+            "error": _in_the_class(result.error, result.source), "notes": [_in_the_class(note, result.source)
+                                                                          for note in result.notes]}
+
+
+def _in_the_class(text: str | None, source: str | None) -> str | None:
+    """`text` with the course's folders left out of the submission's path: a report goes to the
+    student, who knows their file as `zoe.yaml`, not by where the course keeps it."""
+    if not text or not source:
+        return text
+    for folder in {os.path.dirname(source), os.path.dirname(os.path.abspath(source))} - {""}:
+        text = text.replace(folder.rstrip(os.sep) + os.sep, "")
+    return text
 
 
 def _members(members: list[str], folder_of: dict[str, str]) -> Iterator[tuple[str, str | None]]:
