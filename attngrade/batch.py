@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -186,11 +187,12 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
 
     Reports go to students, so the rubric of pending parts is in them only with `rubric`.
     """
+    said: list[str] = []
+    paths = _without_out(paths, out, said)
     check_apart(paths, out)
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
     _check_overrides_file(overrides, out)
     people = read_roster(roster) if roster is not None else None
-    said: list[str] = []
     with claimed(out, said):  # a second run into OUT is refused now; an interrupted one is put right first
         progress = for_terminal(show_progress)
         # The report processes are forked before the class is read, while this process is small
@@ -212,6 +214,17 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
             gc.unfreeze()
             reports.close()
             progress.close()
+
+
+def _without_out(paths: list[Path], out: Path, said: list[str]) -> list[Path]:
+    """`paths` less OUT itself, said (`grade run class/* -o class/out`: the shell names it too)."""
+    real = os.path.realpath(out)
+    kept = [path for path in paths if os.path.realpath(path) != real]
+    if len(kept) < len(paths):
+        if not kept:
+            raise ConfigError(f"-o {out}: the outputs folder is all that was given to grade; name the submissions")
+        said.append(f"not submissions, passed over: {out} (the outputs folder)")
+    return kept
 
 
 def _reports(runner: Executor | None, workers: int | None) -> ReportPool | ClusterReports:

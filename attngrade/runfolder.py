@@ -339,7 +339,8 @@ def _not_a_runs(out: Path) -> list[str]:
     if not out.is_dir() or any((out / name).exists() for name in _A_RUNS):
         return []
     with os.scandir(out) as entries:
-        return sorted(e.name for e in entries if not e.name.startswith(".") and e.name not in CARRIED)
+        return sorted(e.name for e in entries if not e.name.startswith(".") and e.name not in CARRIED
+                      and e.name != "lost+found")  # the root of a file system mounted as OUT
 
 
 def _carry_foreign(src: Path, dst: Path, persons: Collection[str] = ()) -> None:

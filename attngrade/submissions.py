@@ -308,8 +308,9 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
             yield path
             continue
         entries = sorted(path.iterdir())
-        if outputs is not None and os.path.realpath(path) == os.path.realpath(outputs.parent):
-            entries = _without_outputs(entries, outputs.name, passed_over)
+        if outputs is not None and os.path.realpath(path) in {os.path.realpath(outputs.parent),
+                                                               os.path.dirname(os.path.realpath(outputs))}:
+            entries = _without_outputs(entries, outputs, passed_over)
         hidden = {p for p in entries if _not_a_submission(p)}  # sets: a MOOC's class folder has 100,000 entries
         visible = [p for p in entries if p not in hidden]
         if passed_over is not None:
@@ -332,12 +333,16 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
             yield found
 
 
-def _without_outputs(entries: list[Path], out: str, passed_over: list[Path] | None) -> list[Path]:
-    """`entries` of OUT's own folder, less OUT (said) and the files a run keeps beside it (`runfolder`)."""
-    beside = re.compile(rf"\.{re.escape(out)}\.(?:lock|partial-[A-Za-z0-9_]+|old-[A-Za-z0-9_]+)")
+def _without_outputs(entries: list[Path], out: Path, passed_over: list[Path] | None) -> list[Path]:
+    """`entries` of OUT's folder, less OUT (said; by its name or, through a link, where it leads)
+    and the files a run keeps beside it (`runfolder`)."""
+    beside = re.compile(rf"\.{re.escape(out.name)}\.(?:lock|partial-[A-Za-z0-9_]+|old-[A-Za-z0-9_]+)")
+    real = os.path.realpath(out)
+    names = {out.name, os.path.basename(real)}
+    ours = [p for p in entries if p.name in names and os.path.realpath(p) == real]
     if passed_over is not None:
-        passed_over.extend(p for p in entries if p.name == out)
-    return [p for p in entries if p.name != out and not beside.fullmatch(p.name)]
+        passed_over.extend(ours)
+    return [p for p in entries if p not in ours and not beside.fullmatch(p.name)]
 
 
 def _known_class(folder: Path, classes: Collection[str]) -> bool:

@@ -132,7 +132,7 @@ def test_what_is_graded_must_lie_outside_the_outputs_folder(tmp_path, capsys):
     cls = tmp_path / "class"
     shutil.copytree(ROOT / "examples" / "cs224n-w21-a5", cls)
     assert main(["run", str(cls), "-o", str(cls), "--workers", "1"]) == 2
-    assert f"-o {cls}: {cls} is the outputs folder" in capsys.readouterr().err
+    assert f"-o {cls}: the outputs folder is all that was given to grade" in capsys.readouterr().err
     assert main(["run", str(cls / "full-marks.yaml"), "-o", str(tmp_path / "out"), "--workers", "1"]) == 0
     assert main(["run", str(tmp_path / "out" / "full-marks"), "-o", str(tmp_path / "out"), "--workers", "1"]) == 2
     assert "is inside the outputs folder, which each run replaces" in capsys.readouterr().err
@@ -147,6 +147,34 @@ def test_an_outputs_folder_inside_the_class_is_not_graded_as_a_student(tmp_path,
         assert len(rows) == 16 and "out" not in {r["student"] for r in rows}
     assert f"passed over: {cls / 'out'}" in capsys.readouterr().out
     assert not (cls / "out" / "out").exists()
+
+
+def test_an_outputs_folder_named_among_the_submissions_is_passed_over(tmp_path, capsys):
+    # `grade run class/* -o class/out`: from the second run on, the shell names OUT too.
+    cls = tmp_path / "class"
+    shutil.copytree(ROOT / "examples" / "cs224n-w21-a5", cls)
+    for _ in range(2):
+        everything = [str(p) for p in sorted(cls.iterdir())]
+        assert main(["run", *everything, "-o", str(cls / "out"), "--workers", "1"]) == 0
+    assert f"passed over: {cls / 'out'} (the outputs folder)" in capsys.readouterr().out
+    assert len(list(csv.DictReader((cls / "out" / "grades.csv").open()))) == 16
+
+
+def test_an_outputs_folder_reached_through_a_link_into_the_class_is_not_graded(tmp_path, capsys):
+    cls = tmp_path / "class"
+    shutil.copytree(ROOT / "examples" / "cs224n-w21-a5", cls)
+    (cls / "out").mkdir()
+    (tmp_path / "link").symlink_to(cls / "out")
+    for _ in range(2):
+        assert main(["run", str(cls), "-o", str(tmp_path / "link"), "--workers", "1"]) == 0
+        rows = list(csv.DictReader((cls / "out" / "grades.csv").open()))
+        assert len(rows) == 16 and "out" not in {r["student"] for r in rows}
+
+
+def test_the_root_of_a_file_system_is_an_empty_outputs_folder(tmp_path):
+    out = tmp_path / "disk"
+    (out / "lost+found").mkdir(parents=True)  # what mkfs leaves at the root of a disk mounted as OUT
+    assert main(["run", str(ROOT / "examples" / "cs224n-w21-a5"), "-o", str(out), "--workers", "1"]) == 0
 
 
 def test_an_empty_outputs_name_is_not_the_current_folder(tmp_path, capsys, monkeypatch):

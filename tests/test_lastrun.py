@@ -261,3 +261,13 @@ def test_the_id_of_a_submission_that_left_goes_to_no_newcomer(tmp_path):
     assert "no student 'sam-2'" in refused.stderr
     grade(cls, out)
     assert by_source(out) == {"sam": "class/x.yaml", "sam-3": "class/a.yaml"}
+
+
+def test_a_class_copied_elsewhere_keeps_the_ids_a_first_run_gives(tmp_path):
+    # New places are not students who left: sam-2 is not held back from the copy's second sam.
+    out = tmp_path / "out"
+    for name in ("c1", "c2"):
+        submit(tmp_path / name, "sam.yaml")
+        submit(tmp_path / name, "x.yaml", "sam")
+        grade(tmp_path / name, out)
+        assert by_source(out) == {"sam": f"{name}/sam.yaml", "sam-2": f"{name}/x.yaml"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
@@ -286,20 +287,24 @@ class Names:
         # Made-unique ids of the run before by place, until their place is found (few: no set of
         # every place is held, which a rerun of 100,000 would pay for in memory).
         unfound = {key: had for key, had in (before or {}).items() if "-" in had and numbered(had) is not None}
+        folders: set[str] = set()  # where this run's submissions are (a few class folders)
         for name, place in places:
             rank = names.rank(place)
             if name not in best or rank < best[name]:
                 best[name] = rank
             if before:
                 key = place_key(place)
+                folders.add(os.path.dirname(key))
                 unfound.pop(key, None)
                 had = before.get(key)
                 if had is not None and had not in names.promised:
                     names.previous[place] = had  # type: ignore[index]
                     names.promised[had] = place  # type: ignore[index]
-        if not unfound:
-            return names
-        return replace(names, departed=frozenset(had for had in unfound.values() if had not in names.promised))
+        # Only from a folder graded again: a class copied or moved elsewhere is new places, not
+        # students who left (its ids are given afresh, as for a first run).
+        departed = frozenset(had for key, had in unfound.items()
+                             if os.path.dirname(key) in folders and had not in names.promised)
+        return replace(names, departed=departed) if departed else names
 
     def rank(self, place: Path) -> tuple[int, bool]:
         """Lower is stronger: the class depth, then whether the place is a stray file."""

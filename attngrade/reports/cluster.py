@@ -38,34 +38,38 @@ class ClusterReports:
         from dask.distributed import as_completed
 
         client = self.executor.client()
-        with self.executor.failures("rendering the reports"):
-            used = {r.homework for r in results}
-            mine = {hid: hw for hid, hw in homeworks.items() if hid in used}  # small: sent with each chunk
-            todo = iter(range(0, len(results), CHUNK))
-            starts: dict[Any, int] = {}
+        fails = self.executor.failures  # the cluster's failures only: a full disk here is said as such
+        used = {r.homework for r in results}
+        mine = {hid: hw for hid, hw in homeworks.items() if hid in used}  # small: sent with each chunk
+        todo = iter(range(0, len(results), CHUNK))
+        starts: dict[Any, int] = {}
 
-            def send(start: int) -> Any:
-                future = client.submit(render_chunk, list(results[start:start + CHUNK]), mine, rubric, pure=False)
-                starts[future] = start
-                return future
+        def send(start: int) -> Any:
+            future = client.submit(render_chunk, list(results[start:start + CHUNK]), mine, rubric, pure=False)
+            starts[future] = start
+            return future
 
-            # A few chunks per worker in flight, not the whole class: its pickled results and its
-            # pages would otherwise all be held at once (100,000 students: gigabytes).
+        # A few chunks per worker in flight, not the whole class: its pickled results and its
+        # pages would otherwise all be held at once (100,000 students: gigabytes).
+        with fails("rendering the reports"):
             flight = max(2, IN_FLIGHT_PER_THREAD * sum(client.nthreads().values()))
             running = as_completed([send(start) for start in itertools.islice(todo, flight)])
-            if also is not None:
-                also.write(results, folders, homeworks)
-            if meanwhile is not None:
-                meanwhile()
-            for future in running:
-                start = starts.pop(future)
-                pages = future.result()
+        if also is not None:
+            also.write(results, folders, homeworks)
+        if meanwhile is not None:
+            meanwhile()
+        while True:
+            with fails("rendering the reports"):
+                future = next(running, None)
+                if future is None:
+                    break
+                start, pages = starts.pop(future), future.result()
                 following = next(todo, None)
                 if following is not None:
                     running.add(send(following))
-                for folder, page in zip(folders[start:start + len(pages)], pages):
-                    write_atomic(out / folder / "report.html", page)
-                advance(len(pages))
+            for folder, page in zip(folders[start:start + len(pages)], pages):
+                write_atomic(out / folder / "report.html", page)
+            advance(len(pages))
 
 
 def render_chunk(results: list[Result], homeworks: Mapping[str, Homework], rubric: bool) -> list[str]:

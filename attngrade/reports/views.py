@@ -90,8 +90,10 @@ def _in_the_class(text: str | None, source: str | None) -> str | None:
     student, who knows their file as `zoe.yaml`, not by where the course keeps it."""
     if not text or not source:
         return text
-    for folder in {os.path.dirname(source), os.path.dirname(os.path.abspath(source))} - {""}:
-        text = text.replace(folder.rstrip(os.sep) + os.sep, "")
+    name = os.path.basename(os.path.normpath(source))
+    for path in sorted({source, os.path.abspath(source)}, key=len, reverse=True):  # the longer first
+        if path != name:
+            text = text.replace(path, name)
     return text
 
 

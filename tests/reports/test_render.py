@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from attngrade.grading import assignment, grade_submission
 from attngrade.keys import load_keys
 from attngrade.mathlang import parse
@@ -143,3 +145,17 @@ def test_class_page_links_each_group_member_to_their_report_in_every_homework(tm
         links = re.findall(r'<a href="([^"]+)/report.html">', groups)
         assert links, homework
         assert all((tmp_path / "out" / folder / "report.html").is_file() for folder in links)
+
+
+@pytest.mark.parametrize("given", ["a/zoe.yaml", "/srv/course/a/zoe.yaml"])  # a class named on the command line
+def test_a_students_report_shortens_their_path_and_nothing_else(given):
+    from attngrade.records import Result
+    from attngrade.reports.views import student_view
+
+    source = given
+    result = Result(student="zoe", homework=None, score=0.0, max_score=0.0, source=source,
+                    error=f"{source}: line 5, column 1: not valid YAML",
+                    notes=("unknown top-level key 'extra/data' was ignored", "see ../x and a/b"))
+    view = student_view(result, None)
+    assert view["error"] == "zoe.yaml: line 5, column 1: not valid YAML"
+    assert view["notes"] == list(result.notes)
