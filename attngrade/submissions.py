@@ -311,7 +311,7 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
         if outputs is not None and os.path.realpath(path) in {os.path.realpath(outputs.parent),
                                                                os.path.dirname(os.path.realpath(outputs))}:
             entries = _without_outputs(entries, outputs, passed_over)
-        hidden = {p for p in entries if _not_a_submission(p)}  # sets: a MOOC's class folder has 100,000 entries
+        hidden = {p for p in entries if _not_a_submission(p) or _a_runs_outputs(p)}  # sets: a MOOC's class folder has 100,000 entries
         visible = [p for p in entries if p not in hidden]
         if passed_over is not None:
             passed_over.extend(p for p in entries if p in hidden)
@@ -331,6 +331,11 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
             if nested is not None and depth:
                 nested[found] = depth
             yield found
+
+
+def _a_runs_outputs(path: Path) -> bool:
+    """An OUT some grade run wrote into the class (`-o out` once, `-o out2` now): no student's folder."""
+    return (path / ".folders.json").is_file()
 
 
 def _without_outputs(entries: list[Path], out: Path, passed_over: list[Path] | None) -> list[Path]:

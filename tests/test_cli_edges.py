@@ -149,6 +149,15 @@ def test_an_outputs_folder_inside_the_class_is_not_graded_as_a_student(tmp_path,
     assert not (cls / "out" / "out").exists()
 
 
+def test_an_earlier_runs_outputs_inside_the_class_are_not_a_student(tmp_path, capsys):
+    cls = tmp_path / "class"
+    shutil.copytree(ROOT / "examples" / "cs224n-w21-a5", cls)
+    assert main(["run", str(cls), "-o", str(cls / "out"), "--workers", "1"]) == 0
+    assert main(["run", str(cls), "-o", str(cls / "out2"), "--workers", "1"]) == 0
+    assert f"passed over: {cls / 'out'}" in capsys.readouterr().out
+    assert len(list(csv.DictReader((cls / "out2" / "grades.csv").open()))) == 16
+
+
 def test_an_outputs_folder_named_among_the_submissions_is_passed_over(tmp_path, capsys):
     # `grade run class/* -o class/out`: from the second run on, the shell names OUT too.
     cls = tmp_path / "class"
