@@ -91,11 +91,15 @@ class LastRun:
     def held(self, out: Path, places: list[str], wanted: list[str | None]) -> dict[str, Entry]:
         """Entries whose folders still hold a person's files (notes about that student) and that
         no submission gets back: kept in the list, given to nobody. Those of submissions that left,
-        and the old folder of a place whose id changed (listed under the place and that folder)."""
+        and the old folder of a place whose id changed (listed under the place and that folder).
+        Also kept: a submission that left a folder graded again under a made-unique id (sam-2),
+        so that no later newcomer is given that id, nor the decisions made under it."""
         present, keeps = set(places), {f.lower() for f in wanted if f}
+        graded = {os.path.dirname(place) for place in places}
         held = {place: entry for place, entry in self.entries.items()
                 if place not in present and entry.folder.lower() not in keeps
-                and _holds_a_persons_files(out / entry.folder)}
+                and (_holds_a_persons_files(out / entry.folder)
+                     or numbered(entry.student) is not None and os.path.dirname(place) in graded)}
         for place, now in zip(places, wanted):
             mine = self.entries.get(place)
             if mine is not None and mine.folder != now and mine.folder.lower() not in keeps \

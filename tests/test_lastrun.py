@@ -260,7 +260,13 @@ def test_the_id_of_a_submission_that_left_goes_to_no_newcomer(tmp_path):
     refused = grade(cls, out, "--overrides", str(decisions), exit_code=2)
     assert "no student 'sam-2'" in refused.stderr
     grade(cls, out)
-    assert by_source(out) == {"sam": "class/x.yaml", "sam-3": "class/a.yaml"}
+    assert by_source(out) == {"sam": "class/x.yaml", "sam-2": "class/y.yaml", "sam-3": "class/a.yaml"}
+    submit(cls, "b.yaml", "sam")  # runs later: sam-2 is still that one's, who left
+    grade(cls, out)
+    assert by_source(out)["sam-4"] == "class/b.yaml"
+    submit(cls, "y.yaml", "sam")  # and who comes back as sam-2
+    grade(cls, out)
+    assert by_source(out)["sam-2"] == "class/y.yaml"
 
 
 def test_a_class_copied_elsewhere_keeps_the_ids_a_first_run_gives(tmp_path):
