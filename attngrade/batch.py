@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import sys
 import time
 from contextlib import contextmanager
@@ -37,7 +36,7 @@ from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import check_apart, check_only_outputs, claimed, staged
+from .runfolder import apart, check_only_outputs, claimed, staged
 from .scale import LARGE_CLASS
 
 if TYPE_CHECKING:
@@ -188,8 +187,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
     Reports go to students, so the rubric of pending parts is in them only with `rubric`.
     """
     said: list[str] = []
-    paths = _without_out(paths, out, said)
-    check_apart(paths, out)
+    paths = apart(paths, out, said)
     check_only_outputs(out)  # before any grading: a folder that cannot be replaced is the instructor's error
     _check_overrides_file(overrides, out)
     people = read_roster(roster) if roster is not None else None
@@ -214,17 +212,6 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
             gc.unfreeze()
             reports.close()
             progress.close()
-
-
-def _without_out(paths: list[Path], out: Path, said: list[str]) -> list[Path]:
-    """`paths` less OUT itself, said (`grade run class/* -o class/out`: the shell names it too)."""
-    real = os.path.realpath(out)
-    kept = [path for path in paths if os.path.realpath(path) != real]
-    if len(kept) < len(paths):
-        if not kept:
-            raise ConfigError(f"-o {out}: the outputs folder is all that was given to grade; name the submissions")
-        said.append(f"not submissions, passed over: {out} (the outputs folder)")
-    return kept
 
 
 def _reports(runner: Executor | None, workers: int | None) -> ReportPool | ClusterReports:

@@ -7,6 +7,7 @@ import gc
 import json
 import sys
 import textwrap
+from contextlib import closing, nullcontext
 from typing import Any
 from pathlib import Path
 
@@ -232,19 +233,17 @@ def _run(args: argparse.Namespace) -> int:
         from .grading.distributed import executor_from
 
         runner = executor_from(args.executor, args.budget, args.workers)
-    try:
+    with closing(runner) if runner is not None else nullcontext():  # the cluster: the checks', then the reports'
         if runner is not None:
             runner.check()  # a cluster that cannot check is said before the class is read
-        batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
-                    overrides=args.overrides, bank=bank, homework=homework, runner=runner,
-                    rubric=args.rubric_to_students, roster=args.roster)
-    except OSError as err:  # OUT's disk or folder: no submission's fault, and nothing a traceback helps with
-        where = f" ({err.filename})" if err.filename else ""
-        raise ConfigError(f"-o {args.out}: could not write the outputs: {err.strerror or err}{where}; free space, "
-                          "make the folder writable, or name another -o folder, then run again") from err
-    finally:
-        if runner is not None:
-            runner.close()  # the cluster, used by the checks and the reports
+        try:
+            batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
+                        overrides=args.overrides, bank=bank, homework=homework, runner=runner,
+                        rubric=args.rubric_to_students, roster=args.roster)
+        except OSError as err:  # OUT's disk or folder: no submission's fault, and nothing a traceback helps with
+            where = f" ({err.filename})" if err.filename else ""
+            raise ConfigError(f"-o {args.out}: could not write the outputs: {err.strerror or err}{where}; free "
+                              "space, make the folder writable, or name another -o folder, then run again") from err
     if args.stats is not None:
         from .output import write_atomic
 

@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any, Collection, Iterator
 
 from .errors import ConfigError
-from .output import OUTPUT_FILES
+from .output import FOLDERS_FILE, OUTPUT_FILES
 
 # What a run writes into OUT (output.OUTPUT_FILES, and report.html in each student's folder);
 # anything else there (a decisions file, notes) is someone's, and is moved into the new OUT at
 # the switch.
 CARRIED = ("overrides.yaml", ".overrides.sha256")  # a person's edits to keep across runs
+IN_PLACE_LOCK = ".attngrade.lock"  # inside an OUT written in place (its parent may not be ours)
 
 
 _HELD: set[Path] = set()  # OUT folders this process holds (see `claimed`)
@@ -51,7 +52,7 @@ def claimed(out: Path, said: list[str]) -> Iterator[None]:
         yield
         return
     in_place = _in_place(out)
-    with _locked(out, out / ".attngrade.lock" if in_place else None):  # in place, its parent may not be ours
+    with _locked(out, out / IN_PLACE_LOCK if in_place else None):  # in place, its parent may not be ours
         if not in_place:
             said.extend(_recover(out))
             check_only_outputs(out)
@@ -317,21 +318,29 @@ def check_only_outputs(out: Path) -> None:
                           "folder of an earlier run")
 
 
-def check_apart(paths: Collection[Path], out: Path) -> None:
-    """What is graded must lie outside OUT, which each run replaces (OUT inside a class is left
-    out of it, see `submissions.discover`)."""
+def apart(paths: list[Path], out: Path, said: list[str]) -> list[Path]:
+    """What is graded, which must lie outside OUT (each run replaces it): OUT itself among the
+    paths is passed over, said (`grade run class/* -o class/out`: the shell names it too); a
+    path inside OUT is refused. (OUT inside a class is left out of it: `submissions.discover`.)"""
     real_out = os.path.realpath(out)
+    kept = []
     for path in paths:
         real = os.path.realpath(path)
-        if real == real_out or real.startswith(real_out.rstrip(os.sep) + os.sep):
-            where = "is the outputs folder" if real == real_out else "is inside the outputs folder"
-            raise ConfigError(f"-o {out}: {path} {where}, which each run replaces; name an outputs folder "
-                              "outside what is graded")
+        if real.startswith(real_out.rstrip(os.sep) + os.sep):
+            raise ConfigError(f"-o {out}: {path} is inside the outputs folder, which each run replaces; name an "
+                              "outputs folder outside what is graded")
+        if real != real_out:
+            kept.append(path)
+    if len(kept) < len(paths):
+        if not kept:
+            raise ConfigError(f"-o {out}: the outputs folder is all that was given to grade; name the submissions")
+        said.append(f"not submissions, passed over: {out} (the outputs folder)")
+    return kept
 
 
 # Left in OUT by a run (WRITING while a run writes in place): OUT is a run's, whatever else it holds.
 WRITING = ".attngrade.writing"
-_A_RUNS = ("results.json", ".folders.json", WRITING, ".attngrade.lock")
+_A_RUNS = ("results.json", FOLDERS_FILE, WRITING, IN_PLACE_LOCK)
 
 
 def _not_a_runs(out: Path) -> list[str]:

@@ -22,6 +22,7 @@ import yaml
 
 from .errors import SubmissionError
 from .formats import MAX_BYTES, READ, is_answers_format, read_carrier
+from .lastrun import FILE as FOLDERS_FILE
 from .rawtext import safe_text
 from .records import Submission
 
@@ -335,7 +336,7 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
 
 def _a_runs_outputs(path: Path) -> bool:
     """An OUT some grade run wrote into the class (`-o out` once, `-o out2` now): no student's folder."""
-    return (path / ".folders.json").is_file()
+    return (path / FOLDERS_FILE).is_file()
 
 
 def _without_outputs(entries: list[Path], out: Path, passed_over: list[Path] | None) -> list[Path]:

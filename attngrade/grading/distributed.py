@@ -24,6 +24,8 @@ from .execute import MEMORY_LIMIT, WorkerPool, default_workers
 from .tasks import Task, TaskKey, check_of
 
 CHUNKS_PER_WORKER = 2  # a few chunks per worker balance the load; each chunk pays for one pool
+CANNOT_FORK = ("cannot start processes, so attngrade cannot hold checks to their time budget; start the workers "
+               "with DASK_DISTRIBUTED__WORKER__DAEMON=False")
 CONNECT_SECONDS = 10  # a scheduler that does not answer by then (or has no worker) is a configuration error
 
 
@@ -164,9 +166,7 @@ def _workers(client: Any, spec: str, runs_code: bool) -> int:
                               f"{__version__}; install the same version everywhere (verdicts must not depend "
                               "on the worker)")
         if fact["daemon"]:
-            raise ConfigError(f"{spec}: the worker at {address} cannot start processes, so attngrade cannot hold "
-                              "checks to their time budget; start the workers with "
-                              "DASK_DISTRIBUTED__WORKER__DAEMON=False")
+            raise ConfigError(f"{spec}: the worker at {address} {CANNOT_FORK}")
         if runs_code and fact["torch_missing"] and not torch_missing():
             raise ConfigError(f"{spec}: the worker at {address} has no PyTorch, which this class's code parts "
                               "run with (this machine has it); install attngrade[torch] on every worker")
@@ -189,8 +189,7 @@ def run_chunk(tasks: list[Task], assignments: Mapping[str, Assignment], budget: 
     import multiprocessing
 
     if multiprocessing.current_process().daemon:
-        raise RuntimeError("this Dask worker cannot start processes, so attngrade cannot hold checks to their "
-                           "time budget; start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False")
+        raise RuntimeError(f"this Dask worker {CANNOT_FORK}")
     # Off the main thread (Dask runs tasks in threads), so the pool sends even one task to a process.
     pool = WorkerPool(workers=1, budget=budget, memory=MEMORY_LIMIT)
     done = pool.run({task.key: task for task in tasks}, assignments)
