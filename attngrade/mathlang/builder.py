@@ -329,6 +329,22 @@ class Builder:
         a, tok = children
         return self._transpose(a, tok.end_pos)
 
+    def call_pow(self, children: list) -> Node:
+        """`f(x)^2` is (f(x))^2 for a function; `M(k+1)^2` is M times (k+1)^2 for anything else."""
+        func, lpar, arg, rpar, caret, exp = children
+        if func.kind == FUNCTION:
+            return self.pow([self.call([func, lpar, arg, rpar]), caret, exp])
+        powered = self.pow([self.group([lpar, arg, rpar]), caret, exp])
+        return self._times([func], powered, func.start, powered.end)
+
+    def call_prime(self, children: list) -> Node:
+        """`u_d (u_a + u_b)'` is u_d (u_a + u_b)^T: the mark is the bracket's, as with ^T."""
+        func, lpar, arg, rpar, tok = children
+        if func.kind == FUNCTION:
+            return self.prime([self.call([func, lpar, arg, rpar]), tok])
+        primed = self.prime([self.group([lpar, arg, rpar]), tok])
+        return self._times([func], primed, func.start, primed.end)
+
     def call(self, children: list) -> Node:
         func, *rest = children
         args = [c for c in rest if isinstance(c, Node)]
@@ -356,10 +372,7 @@ class Builder:
         if base_v.pieces and exp.kind == SCALAR:
             # kM^2 is k M^2: the power binds to the last letter, as it would with a space.
             *head, last = base_v.pieces
-            product = self.pow([last, caret, exp])
-            for node in reversed(head):
-                product = self._multiply(node, product, explicit=False)
-            return Node(product.expr, product.kind, start, end, product.shape)
+            return self._times(head, self.pow([last, caret, exp]), start, end)
         if base_v.applied is not None and exp.kind == SCALAR:
             # \log N^2 is log(N^2): the power belongs to the unbracketed argument.
             func, arg = base_v.applied
@@ -596,6 +609,13 @@ class Builder:
         if _is_zero(b.expr):
             raise MathError("division by zero", b.start, b.end)
         return self._bounded(Node(a.expr * sympy.Pow(b.expr, -1), a.kind, start, end, a.shape))
+
+    def _times(self, head: list[Node], last: Node, start: int, end: int) -> Node:
+        """The product of `head` and `last`, in order, spanning start..end."""
+        product = last
+        for node in reversed(head):
+            product = self._multiply(node, product, explicit=False)
+        return Node(product.expr, product.kind, start, end, product.shape)
 
     def _transpose(self, a: Node, end: int) -> Node:
         a = self._as_value(a)

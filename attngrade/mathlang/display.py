@@ -11,6 +11,18 @@ from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
 
+def _enclosed(text: str) -> bool:
+    """Whether one pair of parentheses holds all of `text`: "(a + b)", not "(a) b - c"."""
+    if not text.startswith("("):
+        return False
+    depth = 0
+    for position, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return position == len(text) - 1
+    return False
+
+
 class ReadingPrinter(StrPrinter):
     """sympy's str printer in the notation students typed: ^ for powers, ^T, no `*`."""
 
@@ -29,7 +41,7 @@ class ReadingPrinter(StrPrinter):
             if den != 1:
                 rest = sympy.MatMul(*expr.args[1:]) if len(expr.args) > 2 else expr.args[1]
                 body = self._print(rest)
-                if isinstance(rest, sympy.MatAdd) and not body.startswith("("):
+                if isinstance(rest, sympy.MatAdd) and not _enclosed(body):
                     body = f"({body})"
                 if num == -1:
                     body = f"-{body}"

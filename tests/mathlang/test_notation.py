@@ -478,6 +478,11 @@ EQUIVALENT = [
     ("S", [r"\exp(M)", "exp(M)", r"\exp\left(M\right)", r"\exp((M))"]),
     ("S", ["O(M^2 k)", r"\mathcal{O}(M^2 k)", r"\operatorname{O}(M^2 k)", "O(Mk M)"]),
     ("S", MATRIX_LITERALS),
+    # a power or transpose after a bracket is the bracket's, not the whole product's
+    ("S", ["M (k + 1)^2", "M(k+1)^2", r"M \cdot (k+1)^2", "M (k+1)(k+1)", r"M\left(k+1\right)^{2}"]),
+    ("S", ["2(M+1)^2", "2 (M + 1)^2", r"2 \cdot (M+1)^{2}"]),
+    ("U", ["u_d (u_a + u_b)^T", "u_d(u_a + u_b)'", r"u_d (u_a + u_b)^\top", "u_d (u_a^T + u_b^T)",
+           "(u_d)(u_a + u_b)^T"]),
 ]
 
 
@@ -600,3 +605,9 @@ def test_position_labels_and_greek_subscripts():
     h = load_homework("nyu-dl-transformer").part("1.1a")
     for text in (r"V softargmax_β(K^T Q)", r"V softargmax_{\beta}(K^\top Q)", r"V \mathrm{softargmax}_\beta(K^T Q)"):
         assert parse(text, h.table).canonical == parse("V softargmax_beta(K^T Q)", h.table).canonical
+
+
+def test_a_functions_power_is_the_values():
+    # \sin(M)^2 is (sin M)^2, as everyone writes it; only a non-function's bracket takes the power
+    assert parse(r"\sin(M)^2", S).expr == parse(r"(\sin M)^2", S).expr
+    assert parse("2(M+1)^2", S).expr != parse("(2M+2)^2", S).expr
