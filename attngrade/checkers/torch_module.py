@@ -153,6 +153,12 @@ def array(info: Any) -> np.ndarray | None:
     return values.reshape(shape) if values.size == int(np.prod(shape)) else None
 
 
+def _not_finite(a: np.ndarray) -> str:
+    bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
+    return (f"{bad} of your {np.size(a)} output values are NaN or infinite (a mask multiplied by -inf, "
+            "a division by zero or a log of zero?)")
+
+
 def run_module(files: Mapping[str, str], job: Mapping[str, Any], timeout: float, points: float) -> Any:
     """The run of a `module` job, or the Outcome when it did not finish or the class could not be built."""
     run = run_code(files, job, timeout)
@@ -209,6 +215,9 @@ def causal_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: flo
     if full is None or changed is None or full.shape != changed.shape:
         error = (data.get("perturbed") or {}).get("error") or "no output at the full length"
         return Property("causal", False, f"causality could not be checked: {error}", weight)
+    if not (np.all(np.isfinite(full)) and np.all(np.isfinite(changed))):
+        return Property("causal", False, "causality could not be checked: "
+                        + _not_finite(full if not np.all(np.isfinite(full)) else changed), weight)
     diff = float(np.max(np.abs(full[:, :k] - changed[:, :k]))) if k else 0.0
     if diff <= ATOL + RTOL * float(np.max(np.abs(full[:, :k]), initial=0.0)):
         return Property("causal", True, f"causal: changing the inputs from position {k + 1} on leaves the outputs "
@@ -266,6 +275,8 @@ def equal_outputs(job: Mapping[str, Any], data: Mapping[str, Any], expected: Map
             continue
         if got is None or got.shape != want.shape:
             return Property(name, False, f"{what}: no output of shape {list(want.shape)} at T={t}", weight)
+        if not np.all(np.isfinite(got)):  # NaN compares as neither near nor far: it is never equal
+            return Property(name, False, f"{what}: at T={t} {_not_finite(got)}", weight)
         gap = float(np.max(np.abs(got - want)))
         if gap > ATOL + RTOL * float(np.max(np.abs(want), initial=0.0)):
             return Property(name, False, f"{what}: at T={t} your output differs by up to {gap:.3g} "

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from attngrade.checkers.torch_module import causal_property, equal_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 BANK = ROOT / "tests" / "data" / "banks" / "torch-module"
@@ -19,6 +22,10 @@ EDITS = {  # a bug -> words of the failing property's feedback
     ('scores = scores.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))\n        weights',
      "weights"): "not causal",
     ("/ math.sqrt(k.size(-1))", "/ k.size(-1)"): "match the reference module",
+    # masking by arithmetic: 0 * -inf is NaN on every allowed position, so every output is NaN
+    ('scores = scores.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))',
+     'scores = scores * self.mask[:, :, :t, :t] + (1 - self.mask[:, :, :t, :t]) * float("-inf")'):
+        "NaN or infinite",
 }
 
 
@@ -45,3 +52,20 @@ def test_causal_self_attention_by_its_properties(tmp_path):
             assert verdict["score"] < 5
             assert any(line.startswith("FAILED") and broken in line for line in verdict["feedback"]), verdict["feedback"]
     shutil.rmtree(tmp_path / "out")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_an_output_that_is_not_finite_is_never_equal_nor_causal(bad):
+    """NaN is neither near nor far from anything: a comparison by `gap > tol` let it through."""
+    job = {"lengths": [2], "perturb_from": 1}
+    want = np.zeros((1, 2, 3))
+    got = want.copy()
+    got[0, 1, 2] = bad
+    sent = {"shape": [1, 2, 3], "values": got.ravel().tolist()}
+    data = {"outputs": {"2": sent}, "perturbed": sent}
+    equal = equal_outputs(job, data, {2: want}, "reference", "the outputs")
+    causal = causal_property(job, data)
+    assert not equal.ok and "1 of your 6 output values are NaN or infinite" in equal.message
+    assert not causal.ok and "could not be checked" in causal.message
+    fine = {"outputs": {"2": {"shape": [1, 2, 3], "values": want.ravel().tolist()}}}
+    assert equal_outputs(job, fine, {2: want}, "reference", "the outputs").ok
