@@ -20,6 +20,7 @@ from typing import Any, Collection, Iterator
 
 import yaml
 
+from .deadline import BudgetExceeded, time_limit
 from .errors import SubmissionError
 from .formats import MAX_BYTES, READ, is_answers_format, read_carrier
 from .lastrun import FILE as FOLDERS_FILE
@@ -27,10 +28,30 @@ from .rawtext import safe_text
 from .records import Submission
 
 MAX_YAML_BYTES = 2_000_000
+# Seconds to read one submission (it is read in the grading process, before any check's
+# budget): the readers are linear, and this bounds what a hostile file could still find.
+READ_BUDGET = 30.0
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: same rules, faster
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader (libyaml's when present: same rules, faster), base-60 numbers left as text."""
+
+
+def _number(base_constructor):
+    def construct(loader: Any, node: Any) -> Any:
+        text = loader.construct_scalar(node)
+        # YAML 1.1 reads 1:30 as 90, in base 60, built one bignum product per group: a long
+        # run of them costs minutes. No answer means that reading; what was typed is kept.
+        if ":" in text:
+            return text
+        return base_constructor(loader, node)
+
+    return construct
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _number(yaml.SafeLoader.construct_yaml_int))
+_Loader.add_constructor("tag:yaml.org,2002:float", _number(yaml.SafeLoader.construct_yaml_float))
 
 
 def _refuse_aliases(text: str) -> None:
@@ -105,11 +126,21 @@ def _yaml_hint(problem: str, line: str) -> str:
 
 
 def load_submission(path: Path, homework: str | None = None, bank: Any = None) -> Submission:
-    """One submission from an answers file or a submission folder.
+    """One submission from an answers file or a submission folder, read within `READ_BUDGET`.
 
     `homework` is the homework id for files that do not name one (a notebook without
     attngrade metadata, `--homework` on the command line); `bank` where homeworks are looked up.
     """
+    try:
+        with time_limit(READ_BUDGET):
+            return _load_submission(path, homework, bank)
+    except BudgetExceeded:
+        raise SubmissionError(f"reading this submission took over {READ_BUDGET:g} s, so it was not graded (one "
+                              "written by hand reads in well under a second); send course staff the file",
+                              path=str(path)) from None
+
+
+def _load_submission(path: Path, homework: str | None, bank: Any) -> Submission:
     folder = None
     if path.is_symlink():
         raise SubmissionError("is a link; submit the file or folder itself", path=str(path))

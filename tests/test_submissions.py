@@ -143,3 +143,25 @@ def test_a_student_claim_that_is_not_an_id_gives_the_files_name(tmp_path, claim,
     submission = load_submission(path)
     assert submission.student == student
     assert any("'student' is not a name or a number" in note for note in submission.notes) == noted
+
+
+def test_a_base_60_number_is_kept_as_written(tmp_path):
+    """YAML 1.1 reads 1:30 as 90, one bignum product a group: two megabytes of it took a minute."""
+    answers = tmp_path / "s1.yaml"
+    answers.write_text("homework: cs224n-w21-a5\nanswers:\n  1b: 1:30\n  1c.i: " + ":".join(["1"] + ["0"] * 100_000)
+                       + "\n  1d.i: 12\n  2d: 0.5\n")
+    sub = load_submission(answers)
+    assert sub.answers["1b"] == "1:30" and sub.answers["1c.i"].startswith("1:0:0")
+    assert sub.answers["1d.i"] == 12 and sub.answers["2d"] == 0.5
+
+
+def test_a_submission_that_takes_too_long_to_read_is_that_students_error(tmp_path, monkeypatch):
+    import attngrade.submissions as submissions
+
+    answers = tmp_path / "slow.yaml"
+    answers.write_text("homework: cs224n-w21-a5\nanswers:\n" + "".join(f"  p{i}: [{i}, {i}]\n" for i in range(60_000)))
+    monkeypatch.setattr(submissions, "READ_BUDGET", 0.02)
+    with pytest.raises(SubmissionError, match=r"slow.yaml: reading this submission took over 0.02 s"):
+        load_submission(answers)
+    monkeypatch.undo()
+    assert len(load_submission(answers).answers) == 60_000

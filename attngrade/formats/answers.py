@@ -19,8 +19,10 @@ from ..records import Homework, Part
 
 # `## Answer 1e.ii`, `###### answer 2d:`; up to three spaces before the hashes, as in CommonMark.
 # `## Answer 1b (4 points)`: anything in parentheses after the part id is the student's own note
-HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+answer[ \t]+([^\s:()]+)[ \t]*(?:\([^)]*\))?[ \t]*:?[ \t]*#*[ \t]*$",
-                     re.IGNORECASE)
+# Each piece after the id opens with its own character, so no run of spaces or hashes can be
+# split between two of them (the matcher would try every split: minutes on a hostile line).
+HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+answer[ \t]+([^\s:()#]+)[ \t]*(?:\([^)]*\)[ \t]*)?(?::[ \t]*)?"
+                     r"(?:#+[ \t]*)?$", re.IGNORECASE)
 ANY_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]")
 # `V: ...`, `- V: ...`, `**V**: ...`, `**V:** ...`
 _FIELD_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?([A-Za-z][\w.]*)(?:\*\*)?[ \t]*:(?:\*\*)?(?:[ \t]+|$)(.*)$")

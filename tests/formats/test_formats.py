@@ -308,3 +308,24 @@ def test_commented_out_answers_are_not_answers(tmp_path):
     tex.write_text("\\attnhomework{cs224n-w21-a5}\n\\iffalse\n\\answer{1b}{k_a}\n\\fi\n\\answer{1b}{C(k_a + k_b)}\n")
     sub = load_submission(tex)
     assert sub.answers["1b"] == {"q": "C(k_a + k_b)"} and not sub.invalid
+
+
+@pytest.mark.parametrize("hostile", [
+    "<!--" * 10_000,  # comments never closed: a lazy pattern tried each to the end
+    "## Answer 1b" + " " * 400 + "x",  # a heading-like line: spaces the pattern could split many ways
+    "## Answer " + "#" * 20_000 + ":x",  # hashes the part id and the closing marks could share
+])
+def test_hostile_markdown_is_read_in_linear_time(tmp_path, hostile):
+    answers = tmp_path / "s1.md"
+    answers.write_text("---\nhomework: cs224n-w21-a5\n---\n" + hostile + "\n## Answer 1b\n$C(k_a + k_b)$\n")
+    start = time.perf_counter()
+    sub = load_submission(answers)
+    assert time.perf_counter() - start < 1.0  # seconds to hours before: no catastrophic backtracking
+    assert sub.answers["1b"] == {"q": "C(k_a + k_b)"}
+
+
+def test_comments_are_blanked_keeping_line_numbers_and_an_unclosed_one_hides_nothing():
+    from attngrade.formats.markdown import without_comments
+
+    assert without_comments("a <!-- x\ny --> b\n<!-- c\nd") == "a \n b\n<!-- c\nd"
+    assert without_comments("<!---->x<!-- a -->y") == "xy"
