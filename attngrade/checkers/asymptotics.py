@@ -123,6 +123,29 @@ def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
     return _constant(value)
 
 
+PERIODIC = (sympy.sin, sympy.cos, sympy.tan, sympy.cot, sympy.sec, sympy.csc)
+
+
+def oscillating(exprs: Sequence[Any], growing: Sequence[sympy.Symbol]) -> Any | None:
+    """A periodic function in `exprs` whose argument grows without bound with one of
+    `growing` (cos C), or None. Samples at growing scales cannot stand for a limit then:
+    they see whatever phase the scales happen to land on. An argument whose limit cannot
+    be found counts as growing (the caller then decides nothing from samples)."""
+    for expr in exprs:
+        for call in sympy.sympify(expr).atoms(*PERIODIC):
+            arg = call.args[0]
+            for t in growing:
+                if t not in arg.free_symbols:
+                    continue
+                try:
+                    bounded = limit(arg.subs({u: t for u in growing}), t) not in (sympy.oo, -sympy.oo)
+                except Undecided:
+                    bounded = False
+                if not bounded:
+                    return call
+    return None
+
+
 def _sign(value: Any) -> int:
     """+1 or -1 for a nonzero constant; Undecided for one that may be zero (sqrt(3+2√2) - 1 - √2)."""
     if value.is_Number and value != 0:  # a plain number: no assumption system needed
@@ -220,6 +243,8 @@ def values_at(scores: Sequence[Any], t: sympy.Symbol, x: float) -> list[float]:
             out.append(sum(c * x ** k for k, c in terms) if terms is not None else float(s.subs(t, x)))
         except OverflowError:  # e^{t^2} at a large t: as large as a float gets
             out.append(float("inf"))
+        except (TypeError, ZeroDivisionError):  # not defined there (1/log t at t = 1): the caller moves on
+            out.append(float("nan"))
     return out
 
 

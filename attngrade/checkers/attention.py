@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 
 from ..mathlang import parse
-from ..mathlang.display import combination
+from ..mathlang.display import combination, reading
 from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
@@ -99,6 +99,8 @@ def check_query(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         log.info("part %s: exact limit not found (%s); deciding from samples", ctx.part.id, err)
         exact = None
     if exact is None:
+        if (swinging := asymptotics.oscillating([h.expr for h in heads], sorted(free, key=str))) is not None:
+            return _undecided(swinging, notes)
         sampled = _sampled_query_weights(heads, ctx, positions, n, free, QUERY_SCALES)
         if isinstance(sampled, Outcome):
             return sampled
@@ -265,9 +267,25 @@ def _linear_in_keys(expr: Any, keys: Mapping[Any, Any]) -> dict | None:
 
 
 def _weights_at(by_head: Sequence[tuple[list, Any]], scales: Sequence[float]) -> list[np.ndarray]:
-    """The heads' average weights with the constant at each scale, from the exact scores."""
-    return [np.mean([_softmax_of(asymptotics.values_at(scores, t, s)) for scores, t in by_head], axis=0)
-            for s in scales]
+    """The heads' average weights with the constant at each scale, from the exact scores; a
+    scale where a score is undefined (1/log C at C = 1) is doubled until they all are."""
+    out = []
+    for s in scales:
+        for _ in range(16):
+            values = [asymptotics.values_at(scores, t, s) for scores, t in by_head]
+            if not np.isnan(values).any():
+                break
+            s *= 2
+        out.append(np.mean([_softmax_of(v) for v in values], axis=0))
+    return out
+
+
+def _undecided(swinging: Any, notes: list[str]) -> Outcome:
+    """No verdict: the limit is beyond the exact analysis, and samples of an oscillation are no evidence."""
+    return Outcome(0.0, (*notes, f"your answer has {reading(swinging)}, which keeps oscillating as the scale "
+                                 "grows: attngrade cannot work out the limit of the attention weights, and weights "
+                                 "sampled at a few scales would only show where the oscillation happened to be; "
+                                 "course staff will grade this part"), {"method": "undecided"}, pending=True)
 
 
 def _softmax_of(values: Sequence[float]) -> np.ndarray:
@@ -475,6 +493,9 @@ def check_qkv(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     except (asymptotics.Undecided, TypeError, ValueError, ZeroDivisionError) as err:
         log.info("part %s: exact limit not found (%s); deciding from samples", ctx.part.id, err)
         exact = None
+        growing = [coords.beta, *sorted(free, key=str)]
+        if (swinging := asymptotics.oscillating([answers[f].expr for f in (fV, fK, fQ)], growing)) is not None:
+            return _undecided(swinging, notes)
     try:
         with mpmath.workdps(40):  # scores can be β⁶: double precision would round the softmax to 0/1
             # With an exact verdict the samples are only a cross-check: one path, two scales.

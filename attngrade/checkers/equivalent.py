@@ -41,7 +41,8 @@ def compare(answer: Value, key: Value, ctx: Context) -> Comparison:
     if answer.kind == "matrix" and key.kind == "matrix" and answer.shape != key.shape:
         if (answer.shape[1], answer.shape[0]) == key.shape and 1 in answer.shape:
             a = a.T
-            notes.append("read as a column vector (you wrote a row vector)")
+            wrote, read = ("row", "column") if answer.shape[0] == 1 else ("column", "row")
+            notes.append(f"read as a {read} vector (you wrote a {wrote} vector)")
         else:
             return Comparison(False, "shape", [f"your answer is {answer.shape_text()}, "
                                                f"the expected one is {key.shape_text()}"])

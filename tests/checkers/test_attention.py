@@ -174,3 +174,29 @@ def test_a_scale_beyond_floating_point_still_gives_finite_evidence(a5):
     outcome = query(a5, "1b", q="e^{C^2}(k_a + k_b)")
     assert outcome.earned == 4
     assert outcome.evidence["weights"] == [0.0, 0.5, 0.0, 0.0, 0.5, 0.0]
+
+
+@pytest.mark.parametrize("q", [r"C (k_a + k_b)/\log(C)", r"\log(\log(C)) (k_a + k_b)"])
+def test_1b_scales_undefined_at_one_are_still_right(a5, q):
+    """log C is 0 at C = 1: the finite samples beside the exact limit move on to where it is defined."""
+    outcome = query(a5, "1b", q=q)
+    assert outcome.earned == 4 and not outcome.failed, outcome.feedback
+    assert outcome.evidence["method"] == "exact limit"
+
+
+def test_1b_an_oscillating_query_is_left_to_staff_not_decided_from_samples(a5):
+    """C cos C ties k_c with k_a and k_b whenever cos C is near 1, so the weights have no limit;
+    samples at 1, 4, ..., 256 happened to miss those C and gave full marks."""
+    outcome = query(a5, "1b", q=r"C (k_a + k_b) + C \cos(C) k_c")
+    assert outcome.pending and outcome.earned == 0
+    assert "cos(C), which keeps oscillating" in outcome.feedback[-1]
+
+
+def test_1e_ii_an_oscillating_query_is_left_to_staff(a5):
+    outcome = qkv(a5, V_RIGHT, "I", r"(u_d u_a^T + u_c u_d^T)/beta^2 + \cos(\beta) u_a u_a^T/beta^2")
+    assert outcome.pending and outcome.earned == 0
+    assert "cos(beta), which keeps oscillating" in outcome.feedback[-1]
+
+
+def test_a_periodic_function_of_a_vanishing_argument_is_decided(a5):
+    assert query(a5, "1b", q=r"C (k_a + k_b) \cos(1/C)").earned == 4

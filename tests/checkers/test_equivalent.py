@@ -86,6 +86,12 @@ def test_feature_maps_and_causal_output():
     assert _hw8("3b", 0, output=r"\frac{\phi(Q_i)^T S_i}{\phi(Q_i)^T Z_i + 1}").earned == 0
 
 
+def test_a_vector_written_the_other_way_round_is_named_as_written():
+    column = _hw8("3b", 0, output=r"S_i^T \phi(Q_i) / (\phi(Q_i)^T Z_i)")  # the key is the row
+    assert column.earned == 2
+    assert "read as a row vector (you wrote a column vector)" in column.feedback
+
+
 def test_column_softargmax():
     from attngrade.keys import load_keys
     from attngrade.problems import load_homework
