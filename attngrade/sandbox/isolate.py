@@ -48,6 +48,10 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
 SANDBOX_UID_BASE = 200_000  # a child of supervisor pid P runs as uid BASE + P: unique while P lives
 
 
+GRADER_ROOM = 64  # processes the grader may start while a child runs (its uid's cap, not root)
+ADDRESS_ROOM = 256 * 1024**2  # address space beyond the memory limit: thread stacks, malloc's arenas
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one sandbox child may use."""
@@ -220,20 +224,66 @@ def _vm_data() -> int:
     return 0
 
 
+def _vm_size() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    try:
+        found = tuple(int(n) for n in os.uname().release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return found >= (major, minor)
+
+
+def _processes_of(uid: int) -> int:
+    """How many processes of `uid` run now (by their real uid, as RLIMIT_NPROC counts them)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/status", "rb") as status:
+                    line = next(l for l in status if l.startswith(b"Uid:"))
+                count += int(line.split()[1]) == uid
+            except (OSError, StopIteration, ValueError, IndexError):
+                continue
+    return count
+
+
 def _rlimits(limits: Limits, uid: int | None, layers: Layers) -> None:
     data = _vm_data() + limits.memory
+    # Shared mappings (mmap MAP_SHARED, /dev/shm) are not private memory: RLIMIT_DATA lets them
+    # through. The address space counts everything, on top of what the zygote maps already.
+    space = _vm_size() + limits.memory + ADDRESS_ROOM
     wanted = [
         ("RLIMIT_CPU", (limits.cpu_seconds, limits.cpu_seconds + 1), f"CPU {limits.cpu_seconds} s"),
         ("RLIMIT_DATA", (data, data), f"private memory +{limits.memory // 1024**2} MiB (RLIMIT_DATA)"),
+        ("RLIMIT_AS", (space, space), f"address space +{(limits.memory + ADDRESS_ROOM) // 1024**2} MiB, shared "
+                                      "mappings included (RLIMIT_AS)"),
         ("RLIMIT_FSIZE", (limits.file_size, limits.file_size), f"files up to {limits.file_size // 1024**2} MiB"),
         ("RLIMIT_NOFILE", (limits.open_files, limits.open_files), f"{limits.open_files} open files"),
         ("RLIMIT_CORE", (0, 0), "no core dumps"),
     ]
     if uid is not None:
         wanted.append(("RLIMIT_NPROC", (limits.processes, limits.processes), f"{limits.processes} processes"))
+    elif "user namespace" in layers.active and _kernel_at_least(5, 14):
+        # Since Linux 5.14 a user namespace counts its own processes against RLIMIT_NPROC, so
+        # the child's cap holds though it shares its uid with the grader (not root).
+        wanted.append(("RLIMIT_NPROC", (limits.processes, limits.processes),
+                       f"{limits.processes} processes (counted in its user namespace)"))
     else:
-        layers.off("process count", "RLIMIT_NPROC counts every process of the uid, and the child shares the "
-                                    "grader's uid (not root)")
+        # Before that the count is every process of the uid: the cap is what the uid runs now,
+        # plus the child's share and room for the grader's own processes meanwhile.
+        others = _processes_of(os.getuid())
+        cap = others + limits.processes + GRADER_ROOM
+        wanted.append(("RLIMIT_NPROC", (cap, cap), f"{limits.processes} processes (+{GRADER_ROOM} the grader's, "
+                                                   f"beside the {others} its uid runs)"))
     for name, value, label in wanted:
         try:
             resource.setrlimit(getattr(resource, name), value)

@@ -25,6 +25,7 @@ SLACK = 8.0  # starting the zygote on a loaded machine, and the second (2g.i) jo
 VERDICTS = {
     "infinite_loop": ["still running after"],
     "huge_allocation": ["MemoryError"],
+    "shared_memory": ["Cannot allocate memory", "MemoryError"],
     "fork_bomb": ["still running after"],
     "big_file": ["File too large", "wrote a file larger than allowed"],
     "write_outside": ["SystemExit"],
