@@ -214,24 +214,17 @@ def _environment(folder: Path) -> None:
     os.environ.update(CLEAN_ENV, HOME=str(folder), TMPDIR=str(folder))
 
 
-def _vm_data() -> int:
+def _vm(field: str) -> int:
+    """Bytes of this process's `field` in /proc/self/status (VmData, VmSize), 0 if unknown."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmData:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return 0
 
 
-def _vm_size() -> int:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def _kernel_at_least(major: int, minor: int) -> bool:
@@ -257,10 +250,10 @@ def _processes_of(uid: int) -> int:
 
 
 def _rlimits(limits: Limits, uid: int | None, layers: Layers) -> None:
-    data = _vm_data() + limits.memory
+    data = _vm("VmData") + limits.memory
     # Shared mappings (mmap MAP_SHARED, /dev/shm) are not private memory: RLIMIT_DATA lets them
     # through. The address space counts everything, on top of what the zygote maps already.
-    space = _vm_size() + limits.memory + ADDRESS_ROOM
+    space = _vm("VmSize") + limits.memory + ADDRESS_ROOM
     wanted = [
         ("RLIMIT_CPU", (limits.cpu_seconds, limits.cpu_seconds + 1), f"CPU {limits.cpu_seconds} s"),
         ("RLIMIT_DATA", (data, data), f"private memory +{limits.memory // 1024**2} MiB (RLIMIT_DATA)"),
