@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
 from .base import Context, Outcome, Param
-from .torch_module import TIMEOUT, Property, code_files, run_code, score
+from .torch_module import MALFORMED, TIMEOUT, Property, code_files, malformed, run_code, score
 
 MASK, PAD = "\u2047", "\u25a1"
 PARAMS = (Param("file", (str,)), Param("class", (str,)), Param("block_sizes", (list,)), Param("draws", (int,)),
@@ -177,10 +177,17 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     run = run_code(files, job, p["timeout"])
     if isinstance(run, Outcome):
         return run
+    try:
+        return _judge(run, job, p, ctx.points)
+    except MALFORMED as err:
+        return malformed(run, err)
+
+
+def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], points: float) -> Outcome:
     data = run.data
     if data.get("import_error"):
         return score([Property("import", False, f"dataset.py could not be imported: {data['import_error']}")],
-                     ctx.points, run)
+                     points, run)
     cases = {c["name"]: c for c in job["cases"]}
     draws: dict[str, list[Draw]] = {}
     extra: list[str] = []
@@ -198,7 +205,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if tiny:
         extra.append(f"warning (no points lost): your code crashes on a document of {len(tiny[0].doc)} characters "
                      f"({tiny[0].error}); {CRASH_CONSEQUENCE}")
-    return score(props, ctx.points, run, extra)
+    return score(props, points, run, extra)
 
 
 def properties(job: Mapping[str, Any], draws: Mapping[str, list[Draw]]) -> list[Property]:

@@ -33,8 +33,9 @@ import numpy as np
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
 from .base import Context, Outcome, Param
-from .torch_module import (TIMEOUT, Property, array, causal_property, code_files, equal_outputs,
-                           gradients_property, module_job, params_table, run_module, score, shapes_property)
+from .torch_module import (MALFORMED, TIMEOUT, Property, array, causal_property, code_files, equal_outputs,
+                           gradients_property, malformed, module_job, params_table, run_module, score,
+                           shapes_property)
 
 PARAMS = (Param("config", (dict,)), Param("option", (str,)), Param("timeout", (float,)))
 CONFIG = {"n_embd": 16, "n_head": 4, "block_size": 12, "n_layer": 2, "vocab_size": 24}
@@ -86,9 +87,12 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if isinstance(run, Outcome):
         return run
     data = run.data
-    found = [_parameters(data, config), shapes_property(job, data, WEIGHTS["shapes"]),
-             causal_property(job, data, WEIGHTS["causal"]), _equation(job, data, config),
-             gradients_property(data, WEIGHTS["gradients"]), _gpt(data, p, "model.py" in files)]
+    try:
+        found = [_parameters(data, config), shapes_property(job, data, WEIGHTS["shapes"]),
+                 causal_property(job, data, WEIGHTS["causal"]), _equation(job, data, config),
+                 gradients_property(data, WEIGHTS["gradients"]), _gpt(data, p, "model.py" in files)]
+    except MALFORMED as err:
+        return malformed(run, err)
     return score(found, ctx.points, run)
 
 

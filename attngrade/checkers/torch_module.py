@@ -111,6 +111,19 @@ def not_finished(run: Any, timeout: float) -> Outcome:
     return Outcome(0.0, tuple(lines), evidence)
 
 
+# What reading the child's data raises when it is not what the driver sends: student code can
+# write to the result pipe itself (it runs in the driver's process) and end before the driver.
+MALFORMED = (TypeError, KeyError, ValueError, IndexError, AttributeError)
+
+
+def malformed(run: Any, err: Exception) -> Outcome:
+    """A child whose data is not the driver's: the student's code's doing, so no property holds (0)."""
+    return Outcome(0.0, (f"the results that came back from your code's process are not what attngrade's driver "
+                         f"sends ({type(err).__name__}: {_clip(str(err), 160)}), so no property could be checked; "
+                         "your code must not write to the process's pipes or end it early",
+                         isolation_line(run)), {"sandbox": sandbox_evidence(run)})
+
+
 def sandbox_evidence(run: Any) -> dict[str, Any]:
     return {"status": run.status, "wall": run.wall, "cpu": run.cpu, "zygote": run.zygote,
             "layers": dict(run.layers or {}), "exit": dict(run.exit or {})}
@@ -340,6 +353,14 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     run = run_module(files, job, p["timeout"], ctx.points)
     if isinstance(run, Outcome):
         return run
+    try:
+        return _judge(run, job, p, reference, ctx.points)
+    except MALFORMED as err:
+        return malformed(run, err)
+
+
+def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], reference: Mapping[str, Any] | None,
+           points: float) -> Outcome:
     data = run.data
     w = p["weights"]
     found: list[Property] = []
@@ -354,7 +375,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
             found.append(rows_property(job, data, w[name]))
         elif name == "reference":
             found.append(_reference_property(job, data, reference, w[name]))
-    return score(found, ctx.points, run)
+    return score(found, points, run)
 
 
 def _reference_property(job: Mapping[str, Any], data: Mapping[str, Any], reference: Any, weight: float) -> Property:

@@ -139,7 +139,7 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
         message = protocol.decode(bytes(result), protocol.MAX_RESULT)
     except protocol.TooLarge as err:
         return {**answer, "status": "too_large", "error": str(err)}
-    except (EOFError, ValueError, UnicodeDecodeError):
+    except (EOFError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested past reading
         return {**answer, "status": "no_result"}
     if not isinstance(message, dict):
         return {**answer, "status": "no_result"}

@@ -32,6 +32,8 @@ VERDICTS = {
     "loopback_socket": ["could not be imported"],
     "read_secrets": ["FAILED"],
     "fake_result": ["exit code 0", "no item could be drawn"],
+    "malformed_result": ["not what attngrade's driver sends"],
+    "nested_result": ["exit code 0"],
     "kill_parent": ["could not be imported"],
     "deep_recursion": ["SIGSEGV", "RecursionError", "MemoryError", "still running after"],
     "patch_attngrade": ["could not be imported"],
