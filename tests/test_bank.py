@@ -88,10 +88,18 @@ def test_relative_bias_count_in_any_form(answer):
     assert grade_answer("eecs182-sp23-transformers", "c.ii", answer).status == "correct"
 
 
-@pytest.mark.parametrize("answer", ["O(k M^2)", "O(M M k)", "O(2M^2k + Mk)", r"\mathcal{O}(M^2 k)"])
+@pytest.mark.parametrize("answer", ["O(k M^2)", "O(M M k)", r"\mathcal{O}(M^2 k)"])
 def test_same_order_is_accepted(answer):
     verdict = grade_answer("eecs182-sp23-transformers", "f", {"encoder": answer})
     assert verdict.score == 1, verdict.feedback
+
+
+@pytest.mark.parametrize("answer, what", [("O(2M^2k + Mk)", "constant factors and lower-order terms"),
+                                          ("O(M^2 k + M)", "lower-order terms"), ("O(3 k M^2)", "constant factors")])
+def test_the_right_order_written_untidily_earns_half_as_the_handout_says(answer, what):
+    verdict = grade_answer("eecs182-sp23-transformers", "f", {"encoder": answer})
+    assert verdict.score == 0.5
+    assert any(f"the right order, but {what} do not belong inside O(...)" in line for line in verdict.feedback)
 
 
 @pytest.mark.parametrize("answer", ["O(M^3 k)", "O(Mk)"])

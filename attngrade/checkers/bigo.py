@@ -22,7 +22,9 @@ with a note when constant factors or lower-order terms were left inside the O);
 f/g → ∞ somewhere and never → 0 → a true upper bound that is not tight
 (`loose_points`); f/g → 0 somewhere → too small (zero); both → not comparable (zero).
 
-Params: `loose_points` (points for a bound that is not tight, default 0) and
+Params: `loose_points` (points for a bound that is not tight, default 0), `untidy_points`
+(points for the right order written with constant factors or lower-order terms inside
+the O, when a course takes off for it; default: full marks, with a note) and
 `variables` (names of the symbols that grow; default: every declared scalar the
 answer or key uses; any other symbol is a constant).
 """
@@ -46,7 +48,7 @@ from ..records import CheckSpec, Part
 from .base import Context, Outcome, Param
 from .messages import Finding
 
-PARAMS = (Param("loose_points", (float,)), Param("variables", (list,)))
+PARAMS = (Param("loose_points", (float,)), Param("untidy_points", (float,)), Param("variables", (list,)))
 # Values of the variables that do not grow on a path: all above e, so log log x > 0,
 # and unrelated to each other, so no term cancels by accident.
 FIXED = (5.3, 7.1, 3.7, 11.3, 4.9, 13.7, 6.1, 9.7, 8.3, 12.1)
@@ -389,8 +391,11 @@ def _variables(ctx: Context, exprs: Sequence[Any]) -> tuple[list[Any], dict[Any,
 
 def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str, Any]:
     raw = params.get("loose_points", 0)
-    if raw < 0:
+    if not isinstance(raw, (int, float)) or raw < 0:
         raise ConfigError("loose_points must be a number of points ≥ 0")
+    untidy = params.get("untidy_points")
+    if untidy is not None and (not isinstance(untidy, (int, float)) or untidy < 0):
+        raise ConfigError("untidy_points must be a number of points ≥ 0")
     names = params.get("variables")
     if names is not None:
         table = part.table_for(spec.fields[0])
@@ -398,7 +403,8 @@ def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str,
             hit = table.resolve(str(name))
             if hit is None or hit[0].kind != "scalar":
                 raise ConfigError(f"variable '{name}' is not a scalar of this part")
-    return {"loose_points": float(raw) * spec.scale}
+    return {"loose_points": float(raw) * spec.scale,
+            "untidy_points": None if untidy is None else float(untidy) * spec.scale}
 
 
 def _bare(expr: Any, variables: Sequence[Any]) -> Any:
@@ -466,6 +472,10 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
 
     if result.verdict == SAME:
         what, tidy = _tidiness(f, orders)
+        untidy = ctx.prepared.get("untidy_points")
+        if what and untidy is not None and untidy < ctx.points:  # the course asks for the tidy form
+            return Outcome(untidy, (*notes, Finding(f"the right order, but {what} do not belong inside O(...): "
+                                                    f"write {_shown(tidy)}", field=name)), evidence)
         if what:
             notes.append(f"{name}: {what} are unnecessary inside O(...); {_shown(tidy)} says the same")
         return Outcome(ctx.points, tuple(notes), evidence)
