@@ -16,7 +16,9 @@ def check(text: str):
     return REGISTRY["dimensions"].run({"shape": text}, Context(part=PART, spec=SPEC, key={"shape": r"t \times n"}))
 
 
-@pytest.mark.parametrize("text", [r"t \times n", "t x n", "(t, n)", r"\mathbb{R}^{t \times n}", "t×n", "t by n"])
+@pytest.mark.parametrize("text", [r"t \times n", "t x n", "(t, n)", r"\mathbb{R}^{t \times n}", "t×n", "t by n",
+                                  "t × n matrix", "a t by n matrix", "t rows and n columns",
+                                  r"\text{a matrix of size } t \times n"])
 def test_equivalent_spellings(text):
     assert dimensions(text) == ("t", "n")
     assert check(text).earned == SPEC.points
@@ -28,3 +30,10 @@ def test_equivalent_spellings(text):
 def test_wrong_shapes(text, message):
     outcome = check(text)
     assert outcome.earned == 0 and message in outcome.feedback[0]
+
+
+@pytest.mark.parametrize("text", [r"t \cdot n", "t rows, n cols!", "t × n (roughly)"])
+def test_a_shape_that_cannot_be_read_is_invalid_not_wrong(text):
+    outcome = check(text)
+    assert outcome.invalid and outcome.earned == 0
+    assert "could not read a shape" in outcome.feedback[0]
