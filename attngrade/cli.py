@@ -12,6 +12,7 @@ from typing import Any
 from pathlib import Path
 
 from .errors import EXIT_OK, EXIT_SUBMISSION_FAILED, AttngradeError, ConfigError, SubmissionError
+from .rawtext import printable
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         return _problems(args)
     except AttngradeError as err:
-        print(f"grade: {err}", file=sys.stderr)
+        print(f"grade: {printable(str(err))}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         return 130
@@ -201,7 +202,7 @@ def _check(args: argparse.Namespace) -> int:
             print(json.dumps({"student": args.path.stem, "homework": None, "score": 0, "max_score": 0,
                               "parts": [], "error": str(err)}, indent=2))
         else:
-            print(f"grade: {err}", file=sys.stderr)
+            print(f"grade: {printable(str(err))}", file=sys.stderr)
         return EXIT_SUBMISSION_FAILED
     if args.json:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
@@ -252,14 +253,14 @@ def _run(args: argparse.Namespace) -> int:
     print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")
     for message in batch.messages:
-        print(message)
+        print(printable(message))
     for result in failed:
-        print(f"  not graded: {result.error}", file=sys.stderr)
+        print(f"  not graded: {printable(result.error or '')}", file=sys.stderr)
     flagged = [(r.student, v.part) for r in batch.results for v in r.parts if v.flags]
     if flagged:
         shown = ", ".join(f"{student} {part}" for student, part in flagged[:8])
         more = f" and {len(flagged) - 8} more" if len(flagged) > 8 else ""
-        print(f"integrity flags for course staff (see 'flags' in results.json): {shown}{more}")
+        print(printable(f"integrity flags for course staff (see 'flags' in results.json): {shown}{more}"))
     return EXIT_SUBMISSION_FAILED if failed else EXIT_OK
 
 
@@ -371,7 +372,7 @@ def _export(args: argparse.Namespace) -> int:
     write_atomic(target, text)
     print(f"wrote {target} ({len(results)} students, {args.format})")
     for line in said:
-        print(line)
+        print(printable(line))
     return EXIT_OK
 
 

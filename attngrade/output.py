@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .lastrun import FILE as FOLDERS_FILE
 from .lastrun import numbered
-from .rawtext import UNENCODABLE
+from .rawtext import UNENCODABLE, printable
 from .records import Homework, Result
 
 
@@ -158,9 +158,15 @@ def _number(x: float) -> str:
 
 
 def spreadsheet_cell(text: str) -> str:
-    """`text`, defused if a spreadsheet could take it for a formula: it starts with a tab or
-    CR, or its first visible character (after spaces, a BOM, zero-width and other invisible
-    characters, which some programs skip) is = + - @ or a look-alike of one (full-width, small)."""
+    """`text`, defused if a spreadsheet could take it for a formula (see `_defused`), with what a
+    terminal would act on shown as its escape (the CSV is printed, `cat grades.csv`)."""
+    return printable(_defused(text))
+
+
+def _defused(text: str) -> str:
+    """`text`, or `'text` if it starts with a tab or CR, or its first visible character (after
+    spaces, a BOM, zero-width and other invisible characters, which some programs skip) is
+    = + - @ or a look-alike of one (full-width, small)."""
     if text[:1] in ("\t", "\r"):
         return "'" + text
     if text[:1].isascii() and text[:1].isalnum():

@@ -19,3 +19,15 @@ def safe_text(raw: Any, size: int = 2000) -> str:
     except (ValueError, RecursionError):
         return f"<a {type(raw).__name__} too large to show>"
     return text if len(text) <= size else text[:size] + "..."
+
+
+# Characters a terminal acts on rather than shows: C0 and C1 controls (ESC starts sequences that
+# recolour, retitle or erase what is on screen), DEL, and the bidirectional overrides and
+# isolates (which reorder what is shown). Line breaks and tabs stay.
+_ACTED_ON = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if chr(c) not in "\n\t"}
+_ACTED_ON.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+def printable(text: str) -> str:
+    """`text` for a terminal or a spreadsheet cell: what either would act on is shown as its escape."""
+    return text.translate(_ACTED_ON)

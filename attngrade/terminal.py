@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
+
+from .rawtext import printable
 from .records import Result
 
 _MARK = {"correct": "ok", "partial": "~", "incorrect": "x", "invalid": "!", "missing": "-", "manual": "?",
@@ -9,6 +12,9 @@ _MARK = {"correct": "ok", "partial": "~", "incorrect": "x", "invalid": "!", "mis
 
 
 def print_result(result: Result) -> None:
+    def print(line: str) -> None:  # noqa: A001 - every line holds the student's text: shown, never acted on
+        builtins.print(printable(line))
+
     print(f"{result.student} - {result.homework}")
     for note in result.notes:
         print(f"  note: {note}")

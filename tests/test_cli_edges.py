@@ -200,3 +200,22 @@ def test_outputs_that_cannot_be_written_are_said_without_a_traceback(tmp_path, c
     assert main(["run", str(ROOT / "examples" / "cs224n-w21-a5"), "-o", str(out), "--workers", "1"]) == 2
     err = capsys.readouterr().err
     assert f"grade: -o {out}: could not write the outputs: " in err and "name another -o folder" in err
+
+
+def test_terminal_escapes_in_a_students_files_are_shown_not_acted_on(tmp_path, capsys, root):
+    """An ESC in a file name or a homework id recoloured, retitled or erased the instructor's screen."""
+    cls = tmp_path / "class"
+    cls.mkdir()
+    (cls / "hwesc.yaml").write_text('homework: "\\e[32mGREEN\\e]0;TITLE\\a\\u202e"\nanswers: {}\n')
+    (cls / "esc\x1b[2Jwiped.pdf").write_text("")
+    shutil.copy(root / "examples/cs224n-w21-a5/seed-000.yaml", cls)
+    assert main(["run", str(cls), "-o", str(tmp_path / "out"), "--solutions", str(root / "solutions")]) == 1
+    run = capsys.readouterr()
+    assert main(["check", str(cls / "hwesc.yaml")]) == 1
+    check = capsys.readouterr()
+    shown = run.out + run.err + check.out + check.err
+    grades = (tmp_path / "out" / "grades.csv").read_text()
+    for text in (shown, grades):
+        assert not any(c in text for c in "\x1b\x07\u202e")
+    assert "esc\\x1b[2Jwiped.pdf" in run.err and "\\x1b[32mGREEN\\x1b]0;TITLE\\x07\\u202e" in check.err
+    assert "esc\\x1b[2Jwiped" in grades
