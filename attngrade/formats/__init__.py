@@ -2,7 +2,7 @@
 
 Every carrier becomes the same Submission (`{part: {field: text}}`), so nothing after
 loading knows which one a student used. Nothing is ever executed: notebooks are JSON
-read with nbformat, LaTeX is parsed by pylatexenc, Markdown is scanned line by line.
+read as JSON (nbformat converts older versions), LaTeX is parsed by pylatexenc, Markdown is scanned line by line.
 """
 
 from __future__ import annotations

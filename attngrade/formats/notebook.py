@@ -1,4 +1,4 @@
-"""Jupyter notebooks, read with nbformat and never run: answers live in Markdown cells.
+"""Jupyter notebooks (nbformat 4 JSON), read and never run: answers live in Markdown cells.
 
 Outputs, images and code cells are ignored; cell tags and metadata written by
 `grade assign` are hints only (editors such as VS Code and Colab drop them). The
@@ -11,18 +11,24 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-import nbformat
-
 from ..errors import SubmissionError
 from ..records import Homework, Submission
 from .answers import Collected
 from .markdown import _submission, _text, collect
 
 MAX_NOTEBOOK_BYTES = 100_000_000
+# A notebook's JSON objects and lists: a few thousand in one written by hand, however large its
+# images; each costs the reader about a hundred bytes (13 million empty outputs took 6.6 GB).
+MAX_CONTAINERS = 500_000
 
 
 def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Homework],
                   parse_yaml: Callable[[str, str], Any]) -> Submission:
+    containers = text.count("{") + text.count("[")  # braces in strings count too: a bound, not a census
+    if containers > MAX_CONTAINERS:
+        raise SubmissionError(f"the notebook holds over {MAX_CONTAINERS:,} JSON objects and lists (cell outputs?), "
+                              "more than attngrade reads; clear the outputs (Kernel, Restart and Clear Output), "
+                              "save it and submit it again", path=str(path))
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -30,9 +36,10 @@ def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Ho
                               "open it in Jupyter and save it again", path=str(path)) from None
     except RecursionError:
         raise SubmissionError("not a valid notebook: nested too deeply", path=str(path)) from None
-    # A NotebookNode without schema validation: validating is slow on big outputs, and a
-    # stray output field must not cost a student the answers written in Markdown.
-    notebook = nbformat.from_dict(data) if isinstance(data, dict) else data
+    # Plain JSON, without nbformat's schema validation or its NotebookNode copy: validating is
+    # slow on big outputs, a stray output field must not cost a student the answers written in
+    # Markdown, and the copy doubled the memory of a notebook of many small outputs.
+    notebook = _upgraded(data) if isinstance(data, dict) else data
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise SubmissionError("not a notebook that attngrade can read (no list of cells; nbformat 4 is expected)",
@@ -52,3 +59,17 @@ def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Ho
         source = "".join(source) if isinstance(source, list) else str(source)
         collect(source, collected, lambda b, n=number: f"cell {n}, line {b.line}", parse_yaml)
     return _submission(path, meta, homework, collected)
+
+
+def _upgraded(data: dict) -> dict:
+    """Version 4 as it is; an older notebook (version 3 kept its cells in worksheets) converted
+    by nbformat, which knows every version's layout."""
+    version = data.get("nbformat")
+    if not isinstance(version, int) or version >= 4:
+        return data
+    import nbformat
+
+    try:
+        return nbformat.convert(nbformat.from_dict(data), 4)
+    except Exception:  # noqa: BLE001 - a malformed old notebook: the caller says it cannot be read
+        return data

@@ -329,3 +329,20 @@ def test_comments_are_blanked_keeping_line_numbers_and_an_unclosed_one_hides_not
 
     assert without_comments("a <!-- x\ny --> b\n<!-- c\nd") == "a \n b\n<!-- c\nd"
     assert without_comments("<!---->x<!-- a -->y") == "xy"
+
+
+def test_a_notebook_of_version_3_is_read_through_nbformat():
+    """Version 3 kept its cells in worksheets; nbformat converts it."""
+    sub = load_submission(NOTEBOOKS / "nbformat-3.ipynb")
+    assert sub.homework == "cs224n-w21-a5" and sub.answers["1b"] == {"q": "C(k_a + k_b)"}
+
+
+def test_a_notebook_of_millions_of_tiny_outputs_is_refused_before_it_is_read(tmp_path):
+    """13 million empty outputs in 39 MB took 6.6 GB to read; the file's size alone does not bound that."""
+    data = json.loads((NOTEBOOKS / "fenced-answers.ipynb").read_text())
+    data["cells"].append({"cell_type": "code", "metadata": {}, "source": [], "execution_count": 1,
+                          "outputs": [{}] * 600_000})
+    bomb = tmp_path / "bomb.ipynb"
+    bomb.write_text(json.dumps(data))
+    with pytest.raises(SubmissionError, match=r"bomb.ipynb: the notebook holds over 500,000 JSON objects and lists"):
+        load_submission(bomb)
