@@ -1,8 +1,9 @@
 """Submissions as students write them: YAML, Jupyter notebooks, Markdown and LaTeX.
 
 Every carrier becomes the same Submission (`{part: {field: text}}`), so nothing after
-loading knows which one a student used. Nothing is ever executed: notebooks are JSON
-read as JSON (nbformat converts older versions), LaTeX is parsed by pylatexenc, Markdown is scanned line by line.
+loading knows which one a student used. Nothing is ever executed: notebooks are read as
+JSON (nbformat converts older versions), LaTeX is parsed by pylatexenc, Markdown is
+scanned line by line.
 """
 
 from __future__ import annotations
