@@ -129,6 +129,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     batch = Batch()
     progress = progress or Quiet()
     passed_over: list[Path] = []
+    mixed: list[Path] = []
     processes = default_workers() if workers is None else workers
     served = False  # whether the run stage's workers come from the fork server
 
@@ -151,7 +152,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 
     with _timed(batch.timings, "plan"):
         items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out)
+                         found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out,
+                         mixed=mixed)
         progress.stage(f"reading {len(items)} submissions", len(items))
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
     if freeze and len(items) < LARGE_CLASS:
@@ -175,6 +177,10 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     batch.assignments = planned.assignments
     if passed_over:
         batch.messages.append("not submissions, passed over: " + ", ".join(str(p) for p in passed_over))
+    for folder in mixed:
+        batch.messages.append(f"{folder}: holds an answers file and folders of answers, so each was graded as a "
+                              "submission of its own; if it is one student's folder (an old attempt inside, say), "
+                              "leave one answers file in it and run again")
     return batch
 
 

@@ -316,7 +316,7 @@ MAX_CLASS_DEPTH = 8  # class folders inside class folders read as such; deeper, 
 
 def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: int = 0,
              nested: dict[Path, int] | None = None, classes: Collection[str] = (),
-             outputs: Path | None = None) -> Iterator[Path]:
+             outputs: Path | None = None, mixed: list[Path] | None = None) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
     A folder is one submission when it holds exactly one file with answers in it (its
@@ -330,6 +330,8 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
     two where one left, or whose other files broke, is not one student's folder. `outputs`
     (the run's OUT, `grade run . -o out`) is no submission, nor what the run keeps beside it
     (its lock, an interrupted run's folders): OUT goes to `passed_over`, the rest is left out.
+    `mixed` is given each folder inside a class read as several submissions though it holds one
+    answers file of its own (one student's folder with an old attempt inside reads so): said.
     """
     for path in paths:
         if not path.exists() and not path.is_symlink():
@@ -358,11 +360,19 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
         folders = set(subdirs)
         for found in [*(p for p in visible if p not in folders), *subdirs]:  # files first, then folders, each sorted
             if found in folders and depth < MAX_CLASS_DEPTH and (_known_class(found, classes) or _is_class(found)):
-                yield from discover([found], passed_over, depth + 1, nested, classes, outputs)  # `grade run examples/`
+                if mixed is not None and _has_answers_of_its_own(found):
+                    mixed.append(found)
+                # `grade run examples/`: each homework's folder a class of its own
+                yield from discover([found], passed_over, depth + 1, nested, classes, outputs, mixed)
                 continue
             if nested is not None and depth:
                 nested[found] = depth
             yield found
+
+
+def _has_answers_of_its_own(folder: Path) -> bool:
+    """One file of answers beside folders of answers: one student's folder, or a class of them?"""
+    return sum(1 for p in _entries(folder) if is_answers_format(p) and not p.is_dir() and looks_like_answers(p)) == 1
 
 
 def _a_runs_outputs(path: Path) -> bool:

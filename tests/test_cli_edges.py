@@ -219,3 +219,17 @@ def test_terminal_escapes_in_a_students_files_are_shown_not_acted_on(tmp_path, c
         assert not any(c in text for c in "\x1b\x07\u202e")
     assert "esc\\x1b[2Jwiped.pdf" in run.err and "\\x1b[32mGREEN\\x1b]0;TITLE\\x07\\u202e" in check.err
     assert "esc\\x1b[2Jwiped" in grades
+
+
+def test_a_students_folder_with_an_attempt_inside_is_graded_as_two_and_said(tmp_path, capsys, root):
+    """alice/answers.yaml beside alice/dave/answers.yaml: a class of two by the folder rules, with
+    no word of it before (a grade row for dave, who never handed in, and alice graded as 'answers')."""
+    seed = (root / "examples/cs224n-w21-a5/seed-000.yaml").read_text().replace("student: seed-000\n", "")
+    for folder in ("class/alice", "class/alice/dave", "class/bob"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "answers.yaml").write_text(seed)
+    assert main(["run", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "--solutions",
+                 str(root / "solutions")]) == 0
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'class' / 'alice'}: holds an answers file and folders of answers" in out
+    assert "bob: holds" not in out

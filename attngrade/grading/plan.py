@@ -135,7 +135,8 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
              found: Callable[[int], None] | None = None,
              lazy_from: int | None = None,
              before: Callable[[], Mapping[str, str] | None] | None = None,
-             classes: Collection[str] = (), outputs: Path | None = None) -> "Loaded | Loading":
+             classes: Collection[str] = (), outputs: Path | None = None,
+             mixed: list[Path] | None = None) -> "Loaded | Loading":
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
@@ -144,12 +145,12 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     on, they are loaded one at a time as the plan reads them (a `Loading`, read once).
     `before` gives each place's id in the run before into the same OUT (`lastrun.LastRun.ids`),
     asked after `found` (processes forked there do not inherit a copy of it); `classes`, the
-    folders that run graded as classes, and `outputs`, the run's OUT (see `discover`).
+    folders that run graded as classes, `outputs`, the run's OUT, and `mixed` (see `discover`).
     """
     from ..submissions import discover
 
     nested: dict[Path, int] = {}
-    every = list(discover(list(paths), passed_over, nested=nested, classes=classes, outputs=outputs))
+    every = list(discover(list(paths), passed_over, nested=nested, classes=classes, outputs=outputs, mixed=mixed))
     if found is not None:
         found(len(every))
     loading = Loading(every, stats, homework, bank, nested, before() if before is not None else None)
