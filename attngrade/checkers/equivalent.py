@@ -1,10 +1,11 @@
 """`equivalent`: the answer equals the key as a formula, whatever the notation.
 
 Two steps, cheapest first: sympy's expansion of the difference (exact); otherwise
-evaluation at random instances that honour the part's assumptions. Agreement at every
-instance is equivalence ("numeric" in the evidence); a difference decides "not
-equivalent", and the instance where the two sides differ is kept as evidence, so
-the report can show it the way pytest's `approx` shows a mismatch.
+evaluation at random instances that honour the part's assumptions. A difference decides
+"not equivalent", and the instance where the two sides differ is kept as evidence, so
+the report can show it the way pytest's `approx` shows a mismatch. Agreement at every
+instance is equivalence ("numeric" in the evidence) once the last instance, worked out
+exactly, agrees to 50 digits too: floating point alone would pass 1/sqrt(d) + 10^-9.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from typing import Any, Mapping
 import numpy as np
 import sympy
 
-from ..mathlang.evaluate import NUMERIC, EvaluationError, evaluate
+from ..deadline import time_limit
+from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
 from ..mathlang.nodes import Value
 from .base import Context, Outcome
 from .instances import random_instance
 from .messages import Finding
 
 TRIALS = 6
+EXACT_DIGITS = 50  # the exact confirmation of a numeric agreement compares this many digits
+EXACT_SECONDS = 0.5
 SHOWN_ENTRIES = 6  # of a vector or matrix, in the mismatch evidence
 
 
@@ -63,7 +67,46 @@ def compare(answer: Value, key: Value, ctx: Context) -> Comparison:
             return Comparison(False, "evaluation", notes + ["your answer could not be evaluated at test values"])
         if x.shape != y.shape or not np.allclose(x, y, rtol=1e-7, atol=1e-9 * (1 + float(np.max(np.abs(y), initial=0)))):
             return Comparison(False, "numeric", notes, _mismatch(env, x, y))
+    if _differs_exactly(a, b, env, dims, ctx.table):  # agreement to 7 digits is not equality: 1/sqrt(d) + 10^-9
+        return Comparison(False, "exact", notes + ["it agrees with the expected answer to many digits, but worked "
+                                                   "out exactly the two differ"], _mismatch(env, x, y))
     return Comparison(True, "numeric", notes)
+
+
+def _differs_exactly(a: Any, b: Any, env: Mapping[Any, Any], dims: Mapping[Any, int], table: Any) -> bool:
+    """Whether the two sides differ at the last instance, worked out exactly (its floats are exact
+    binary fractions) and compared to EXACT_DIGITS digits. Not asked of an answer with decimals
+    (0.3333 for 1/3: what was written is a float, and floating point judged it), of declared
+    functions (evaluated numerically only), nor where the instance honours a constraint only to
+    floating point (an orthonormal family: u_a^T u_a is 1 to 16 digits, so u_a u_a^T u_a is not
+    exactly u_a there); an evaluation that fails or runs out of time leaves the numeric verdict."""
+    if a.has(sympy.Float) or b.has(sympy.Float) or any(callable(v) for v in env.values()):
+        return False
+    if any(spec.family for spec in table.specs.values()):
+        return False
+    exact_env = {k: _exact(v) for k, v in env.items()}
+    try:
+        with time_limit(EXACT_SECONDS):
+            yours, expected = (_values(evaluate(side, exact_env, dims, EXACT)) for side in (a, b))
+            if len(yours) != len(expected):
+                return False  # the shapes were compared already: nothing exact to add
+            size = max((abs(sympy.N(x - y, EXACT_DIGITS)) for x, y in zip(yours, expected)), default=0)
+            scale = max((abs(sympy.N(y, EXACT_DIGITS)) for y in expected), default=0)
+            return bool(size > sympy.Float(10, EXACT_DIGITS) ** (12 - EXACT_DIGITS) * (1 + scale))
+    except Exception:  # noqa: BLE001 - sympy fails in many ways on what it cannot work out: no verdict from it
+        return False
+
+
+def _values(x: Any) -> list[Any]:
+    return list(x) if isinstance(x, sympy.MatrixBase) else [x]
+
+
+def _exact(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return sympy.ImmutableMatrix(value.shape[0], value.shape[1], [sympy.Rational(float(v)) for v in value.ravel()])
+    if isinstance(value, (float, np.floating)):
+        return sympy.Rational(float(value))
+    return value
 
 
 def same_value(answer: Value, key: Value, ctx: Context) -> tuple[bool, list[str]]:

@@ -67,10 +67,22 @@ def test_1c_i_any_growth_rate_of_c_is_fine_once_the_variance_is_gone(a5):
     assert query(a5, "1c.i", q=r"\log(C)(\mu_a + \mu_b)").earned == 2
 
 
-def test_an_answer_the_analysis_cannot_follow_is_decided_from_samples_and_says_so(a5):
-    outcome = query(a5, "1b", q=r"C(k_a + k_b) + \sin(C) k_a")
-    assert outcome.evidence["method"] == "samples"
+def test_an_answer_the_analysis_cannot_follow_is_decided_from_samples_and_says_so(a5, monkeypatch):
+    from attngrade.checkers import attention
+
+    def cannot(*args, **kwargs):
+        raise asymptotics.Undecided("as if sympy's limit had run out of time")
+
+    monkeypatch.setattr(attention, "_exact_query_weights", cannot)
+    outcome = query(a5, "1b", q=r"C(k_a + k_b) + \frac{1}{C} k_c")
+    assert outcome.evidence["method"] == "samples" and outcome.earned == 4
     assert any("could not work out their limit exactly" in line for line in outcome.feedback)
+
+
+def test_an_oscillation_the_analysis_cannot_follow_is_not_decided_from_samples(a5):
+    """sin C keeps the gap between k_a's and k_b's scores swinging: the weights have no limit."""
+    outcome = query(a5, "1b", q=r"C(k_a + k_b) + \sin(C) k_a")
+    assert outcome.pending and outcome.evidence["method"] == "undecided"
 
 
 # -- attention_qkv ------------------------------------------------------------------------------------------

@@ -166,3 +166,19 @@ def test_must_use_means_the_value_depends_on_the_function(answer, uses):
     asks = any("asks for it in terms of K_Gauss" in line for line in verdict.feedback)
     assert asks != uses, verdict.feedback
     assert (verdict.status == "correct") == uses
+
+
+@pytest.mark.parametrize("beta", [r"1/\sqrt{d} + 10^{-9}", "d^{-0.5000001}", r"\frac{1 + 10^{-12}}{\sqrt{d}}"])
+def test_agreeing_to_many_digits_is_not_being_equal(beta):
+    """Random instances in floating point agreed to 1e-7; the last one worked out exactly does not."""
+    from attngrade.grading import assignment, grade_answer
+    from attngrade.keys import load_keys
+    from attngrade.problems import load_homework
+
+    hw = load_homework("nyu-dl-transformer")
+    given = assignment(hw, load_keys(Path(__file__).resolve().parents[2] / "solutions", hw))
+    verdict = grade_answer(given, "1.1b", {"beta": beta})
+    assert verdict.score == 0, verdict.feedback
+    assert any("worked out exactly the two differ" in line for line in verdict.feedback)
+    right = grade_answer(given, "1.1b", {"beta": r"\sqrt{d}/d"})
+    assert not any("differ" in line for line in right.feedback) and right.score > 0
