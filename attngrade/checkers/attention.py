@@ -353,14 +353,20 @@ def _blend(weights: Mapping[str, float]) -> str:
 
 
 def _describe_weights(w: np.ndarray, names: Mapping[int, str]) -> str:
-    named = [f"{names[i]}: {w[i]:.2f}" for i in sorted(names)]
+    named = [f"{names[i]}: {_weight(w[i])}" for i in sorted(names)]
     rest = [w[i] for i in range(len(w)) if i not in names]
     if rest:
-        if np.allclose(rest, rest[0], atol=5e-3):
-            named.append(f"each other key: {rest[0]:.2f}")
+        if np.allclose(rest, rest[0], atol=5e-3, rtol=0.05):
+            named.append(f"each other key: {_weight(rest[0])}")
         else:
-            named.append(f"other keys: up to {max(rest):.2f}")
+            named.append(f"other keys: up to {_weight(max(rest))}")
     return "(" + ", ".join(named) + ")"
+
+
+def _weight(w: float) -> str:
+    """Two decimals; a weight too small for them but not zero in scientific notation (the 0.00
+    that 10(k_a + k_b) leaves on each other key is 4.5e-05: small, yet not gone)."""
+    return f"{w:.2g}" if 0 < abs(w) < 5e-3 else f"{w:.2f}"
 
 
 # -- V, K, Q of a self-attention layer --------------------------------------------------

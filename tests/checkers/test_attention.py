@@ -200,3 +200,10 @@ def test_1e_ii_an_oscillating_query_is_left_to_staff(a5):
 
 def test_a_periodic_function_of_a_vanishing_argument_is_decided(a5):
     assert query(a5, "1b", q=r"C (k_a + k_b) \cos(1/C)").earned == 4
+
+
+def test_1b_a_moderate_scale_shows_the_small_weights_that_still_leak(a5):
+    """10(k_a + k_b) leaves 2e-05 on each other key: shown as 0.00 it contradicted 'still leaks'."""
+    outcome = query(a5, "1b", q="10(k_a + k_b)")
+    assert outcome.earned == 2
+    assert "(k_a: 0.50, k_b: 0.50, each other key: 2.3e-05)" in outcome.feedback[0]
