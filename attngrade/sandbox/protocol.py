@@ -52,12 +52,17 @@ def read_fd(fd: int, limit: int) -> Any:
 
 def decode(buffer: bytes, limit: int) -> Any:
     """One complete message from bytes already read (the supervisor's bounded buffer)."""
-    if len(buffer) < HEADER.size:
+    return decode_at(buffer, 0, limit)[0]
+
+
+def decode_at(buffer: bytes, start: int, limit: int) -> tuple[Any, int]:
+    """The complete message at `start` of `buffer`, and where the next one starts."""
+    if len(buffer) - start < HEADER.size:
         raise EOFError("no result was written")
-    (size,) = HEADER.unpack(buffer[:HEADER.size])
+    (size,) = HEADER.unpack(buffer[start:start + HEADER.size])
     if size > limit:
         raise TooLarge(f"a result of {size} bytes (at most {limit} are read)")
-    body = buffer[HEADER.size:HEADER.size + size]
+    body = buffer[start + HEADER.size:start + HEADER.size + size]
     if len(body) < size:
         raise EOFError("the result was cut off")
-    return json.loads(body.decode("utf-8"))
+    return json.loads(body.decode("utf-8")), start + HEADER.size + size

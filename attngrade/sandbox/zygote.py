@@ -6,9 +6,11 @@
 The zygote never reads keys or gold: a request holds only the student's code files and
 a job (inputs the grader chose). For each connection it forks a *supervisor* (trusted,
 still the grader's uid) that makes a temporary folder, forks the sandbox child, collects
-at most `MAX_RESULT` bytes of raw data from a pipe and a bounded head of its output, and
-kills the child's whole process group (and, as root, every process of the child's own uid)
-at the wall timeout or when the child is done. The answer goes back on the connection.
+from a pipe the isolation layers (written before any student code runs, so they cannot be
+forged) and at most `MAX_RESULT` bytes of raw data, and a bounded head of its output, and
+kills the child's whole process group (and every process of the child's own uid as root,
+every descendant otherwise) at the wall timeout or when the child is done. The answer goes
+back on the connection.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ def warm() -> None:
     from . import drivers  # noqa: F401 - imported here so each child inherits it
 
 
+LAYERS_ROOM = 64 * 1024  # the first message: the isolation layers (a few hundred bytes)
+
+
 def supervise(request: dict[str, Any]) -> dict[str, Any]:
     """Run one job in a sandbox child and return what happened (never raises for the child's doing)."""
     started = time.monotonic()
@@ -75,11 +80,13 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
             os.dup2(out_w, 2)
             os.close(out_w)
             layers = isolate.enter(folder, files, uid, limits, keep_fds=(result_w,))
+            # The layers go first, before any student code runs: what comes after may be forged.
+            protocol.write_fd(result_w, {"layers": layers.to_json()})
             from . import drivers
 
             _forget_attngrade()
             data = drivers.run(job)
-            protocol.write_fd(result_w, {"data": data, "layers": layers.to_json()})
+            protocol.write_fd(result_w, {"data": data})
             code = 0
         except BaseException as err:  # noqa: BLE001 - whatever happens, say so on the pipe
             try:
@@ -108,7 +115,7 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
                 open_fds.discard(fd)
             elif fd == result_r:
                 result += chunk
-                if len(result) > protocol.MAX_RESULT + protocol.HEADER.size:
+                if len(result) > protocol.MAX_RESULT + LAYERS_ROOM:
                     status = "too_large"
             elif len(output) < MAX_OUTPUT:
                 output += chunk[:MAX_OUTPUT - len(output)]
@@ -136,16 +143,20 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
         answer["status"] = status
         return answer
     try:
-        message = protocol.decode(bytes(result), protocol.MAX_RESULT)
+        first, after = protocol.decode_at(bytes(result), 0, LAYERS_ROOM)
+        if isinstance(first, dict) and "setup_error" in first:  # the sandbox could not be entered
+            return {**answer, "status": "failed", "error": str(first["setup_error"])}
+        message, _ = protocol.decode_at(bytes(result), after, protocol.MAX_RESULT)
     except protocol.TooLarge as err:
         return {**answer, "status": "too_large", "error": str(err)}
     except (EOFError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested past reading
         return {**answer, "status": "no_result"}
-    if not isinstance(message, dict):
+    if not isinstance(first, dict) or not isinstance(message, dict):
         return {**answer, "status": "no_result"}
     if "setup_error" in message:
         return {**answer, "status": "failed", "error": str(message["setup_error"])}
-    return {**answer, "status": "ok", "data": message.get("data"), "layers": message.get("layers")}
+    # The layers as the child wrote them before the student's code ran (`data` may be forged).
+    return {**answer, "status": "ok", "data": message.get("data"), "layers": first.get("layers")}
 
 
 def _forget_attngrade() -> None:

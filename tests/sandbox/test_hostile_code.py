@@ -33,6 +33,7 @@ VERDICTS = {
     "read_secrets": ["FAILED"],
     "fake_result": ["exit code 0", "no item could be drawn"],
     "malformed_result": ["not what attngrade's driver sends"],
+    "forged_layers": ["exit code 0", "no item could be drawn"],
     "nested_result": ["exit code 0"],
     "kill_parent": ["could not be imported"],
     "deep_recursion": ["SIGSEGV", "RecursionError", "MemoryError", "still running after"],
@@ -129,6 +130,14 @@ def test_hostile_code_gets_a_clear_verdict_and_changes_nothing_outside(tmp_path,
 
     assert REGISTRY["span_corruption"].run is span_corruption.check
     assert part(result, "2g.i").score == 4
+
+
+def test_the_isolation_layers_come_from_before_the_students_code_ran(tmp_path, a5, a5_keys, torch):
+    folder = code_submission(tmp_path / "s1")
+    (folder / "src" / "dataset.py").write_text((HOSTILE / "forged_layers.py").read_text())
+    layers = part(grade_code(folder, a5, a5_keys), "2e").evidence["sandbox"]["layers"]
+    assert "network namespace" in " | ".join(layers["active"])
+    assert not any("FORGED" in layer for layer in layers["active"])
 
 
 def test_the_report_records_the_isolation_layers(tmp_path, a5, a5_keys, torch):
