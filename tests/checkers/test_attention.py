@@ -207,3 +207,12 @@ def test_1b_a_moderate_scale_shows_the_small_weights_that_still_leak(a5):
     outcome = query(a5, "1b", q="10(k_a + k_b)")
     assert outcome.earned == 2
     assert "(k_a: 0.50, k_b: 0.50, each other key: 2.3e-05)" in outcome.feedback[0]
+
+
+def test_1e_ii_wrong_along_one_way_of_growing_says_which(a5):
+    """Scores like C/β: right when C outgrows β, wrong when they grow together; the weights shown
+    (0.58, 0.21) hold only on the way that fails, which the feedback names."""
+    outcome = qkv(a5, V_RIGHT, "I", "C (u_d u_a^T + u_c u_d^T)/beta^5")
+    assert outcome.earned == 2
+    assert "the limits shown are as β and C grow together" in outcome.feedback[-1]
+    assert not any("limits shown" in line for line in qkv(a5, V_RIGHT, "I", "(u_d u_a^T + u_c u_d^T)/beta^4").feedback)
