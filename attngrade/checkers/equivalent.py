@@ -183,6 +183,8 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if result.same:
         return Outcome(ctx.points, tuple(result.notes), evidence)
     feedback: list[Any] = [Finding("not equivalent to the expected answer", field=name), *result.notes]
+    if required:  # the likelier reason: the answer is not written in terms of what the question asks for
+        feedback.append(f"the question asks for it in terms of {', '.join(required)}, which your answer does not use")
     why = ctx.explain.get(name)
     if why:
         feedback.append(why)

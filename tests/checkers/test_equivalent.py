@@ -182,3 +182,11 @@ def test_agreeing_to_many_digits_is_not_being_equal(beta):
     assert any("worked out exactly the two differ" in line for line in verdict.feedback)
     right = grade_answer(given, "1.1b", {"beta": r"\sqrt{d}/d"})
     assert not any("differ" in line for line in right.feedback) and right.score > 0
+
+
+def test_a_formula_not_in_the_asked_terms_says_so_when_it_is_also_not_equal():
+    """3a.ii asks for the random features phi: the exact softmax kernel written with K_Gauss is
+    not equal to the key (phi approximates it), and the reason worth telling is the missing phi."""
+    outcome = _hw8("3a.ii", 0, sim=r"\exp(\|q\|^2/(2\sigma^2)) K_{Gauss}(q, k) \exp(\|k\|^2/(2\sigma^2))")
+    assert outcome.earned == 0
+    assert any("in terms of phi, which your answer does not use" in str(line) for line in outcome.feedback)
