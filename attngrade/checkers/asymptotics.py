@@ -118,9 +118,31 @@ def limit(expr: Any, t: sympy.Symbol, seconds: float = LIMIT_SECONDS) -> Any:
         raise Undecided(f"no limit of {expr} within {seconds:g} s") from None
     except Exception as err:  # noqa: BLE001 - sympy raises many kinds on what it cannot do
         raise Undecided(f"no limit of {expr} ({type(err).__name__})") from None
+    value = _settled(value)
     if value in (sympy.oo, -sympy.oo):
         return value
     return _constant(value)
+
+
+def _settled(value: Any) -> Any:
+    """sympy's limit with bounded oscillation resolved where it has one sign: C (2 + sin C) gives
+    oo·sign(⟨1, 3⟩), which is oo. An oscillation that changes sign, or stays in the value
+    (sin C itself), has no limit: Undecided."""
+    if not value.has(sympy.AccumBounds):
+        return value
+
+    def sign_of(bounds: Any) -> Any:
+        if bounds.min.is_positive:
+            return sympy.Integer(1)
+        if bounds.max.is_negative:
+            return sympy.Integer(-1)
+        raise Undecided(f"oscillates between {bounds.min} and {bounds.max}: no limit")
+
+    value = value.replace(lambda e: isinstance(e, sympy.sign) and isinstance(e.args[0], sympy.AccumBounds),
+                          lambda e: sign_of(e.args[0]))
+    if value.has(sympy.AccumBounds):
+        raise Undecided(f"oscillates ({value}): no limit")
+    return value
 
 
 PERIODIC = (sympy.sin, sympy.cos, sympy.tan, sympy.cot, sympy.sec, sympy.csc)

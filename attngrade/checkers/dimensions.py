@@ -13,7 +13,8 @@ _STATED = re.compile(r"^.*?(?:\\in\b|∈)")
 _NOISE = re.compile(r"\\mathbb\{R\}|\\R\b|ℝ|\\in|[{}()\[\]$^]|\\left|\\right|\\text")
 _SEPARATORS = re.compile(r"\\times|×|\*|,|\bx\b|\bby\b")
 # `t × n matrix`, `a t by n array`: words around a shape that name no size
-_WORDS = re.compile(r"\b(?:an?|matrix|matrices|array|tensor|shaped?|size|of|dimensions?)\b", re.IGNORECASE)
+_WORDS = re.compile(r"\b(?:matrix|matrices|array|tensor|shaped?|size|of|dimensions?)\b", re.IGNORECASE)
+_ARTICLE = re.compile(r"^an?\s+(?=\S)", re.IGNORECASE)  # `a t` of `a t by n matrix`; a size named a stays
 _ROWS_COLUMNS = re.compile(r"^\s*(\S+)\s+rows?\s*(?:,|and|by|×|x)?\s*(\S+)\s+col(?:umn)?s?\s*$", re.IGNORECASE)
 _SIZE = re.compile(r"^[A-Za-z0-9_']+$")  # t, n, d_k, 64
 
@@ -29,6 +30,8 @@ def dimensions(text: str) -> tuple[str, ...]:
     if rows_columns:
         return rows_columns.group(1), rows_columns.group(2)
     parts = [p.strip().lstrip("\\") for p in _SEPARATORS.split(text)]
+    if parts and len(parts[0].split()) > 1:  # an article before the first size: "a t" of "a t by n"
+        parts[0] = _ARTICLE.sub("", parts[0])
     # `d_{k}` lost its braces (d_ k); two words left in one place (n roughly) are no size
     return tuple(re.sub(r"\s+", " ", re.sub(r"\s*_\s*", "_", p)) for p in parts if p.strip())
 

@@ -10,6 +10,7 @@ exactly, agrees to 50 digits too: floating point alone would pass 1/sqrt(d) + 10
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -24,6 +25,7 @@ from .instances import random_instance
 from .messages import Finding
 
 TRIALS = 6
+_DECIMAL = re.compile(r"\d?\.\d")  # 0.5, .5, 1.41421: a number written with decimals
 EXACT_DIGITS = 50  # the exact confirmation of a numeric agreement compares this many digits
 EXACT_SECONDS = 0.5
 SHOWN_ENTRIES = 6  # of a vector or matrix, in the mismatch evidence
@@ -67,7 +69,8 @@ def compare(answer: Value, key: Value, ctx: Context) -> Comparison:
             return Comparison(False, "evaluation", notes + ["your answer could not be evaluated at test values"])
         if x.shape != y.shape or not np.allclose(x, y, rtol=1e-7, atol=1e-9 * (1 + float(np.max(np.abs(y), initial=0)))):
             return Comparison(False, "numeric", notes, _mismatch(env, x, y))
-    if _differs_exactly(a, b, env, dims, ctx.table):  # agreement to 7 digits is not equality: 1/sqrt(d) + 10^-9
+    decimals = _DECIMAL.search(answer.text or "") is not None  # what was written is a float: floats judged it
+    if not decimals and _differs_exactly(a, b, env, dims, ctx.table):  # 7 digits are not equality: 1/sqrt(d) + 1e-9
         return Comparison(False, "exact", notes + ["it agrees with the expected answer to many digits, but worked "
                                                    "out exactly the two differ"], _mismatch(env, x, y))
     return Comparison(True, "numeric", notes)
@@ -75,12 +78,13 @@ def compare(answer: Value, key: Value, ctx: Context) -> Comparison:
 
 def _differs_exactly(a: Any, b: Any, env: Mapping[Any, Any], dims: Mapping[Any, int], table: Any) -> bool:
     """Whether the two sides differ at the last instance, worked out exactly (its floats are exact
-    binary fractions) and compared to EXACT_DIGITS digits. Not asked of an answer with decimals
-    (0.3333 for 1/3: what was written is a float, and floating point judged it), of declared
-    functions (evaluated numerically only), nor where the instance honours a constraint only to
-    floating point (an orthonormal family: u_a^T u_a is 1 to 16 digits, so u_a u_a^T u_a is not
-    exactly u_a there); an evaluation that fails or runs out of time leaves the numeric verdict."""
-    if a.has(sympy.Float) or b.has(sympy.Float) or any(callable(v) for v in env.values()):
+    binary fractions) and compared to EXACT_DIGITS digits. Not asked (by the caller) of an answer
+    written with decimals (0.7071 for 1/sqrt(2): what was written is a float, and floating point
+    judged it), nor of declared functions (evaluated numerically only), nor where the instance
+    honours a constraint only to floating point (an orthonormal family: u_a^T u_a is 1 to 16
+    digits, so u_a u_a^T u_a is not exactly u_a there); an evaluation that fails or runs out of
+    time leaves the numeric verdict."""
+    if any(callable(v) for v in env.values()):
         return False
     if any(spec.family for spec in table.specs.values()):
         return False

@@ -39,7 +39,7 @@ def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Ho
     # Plain JSON, without nbformat's schema validation or its NotebookNode copy: validating is
     # slow on big outputs, a stray output field must not cost a student the answers written in
     # Markdown, and the copy doubled the memory of a notebook of many small outputs.
-    notebook = _upgraded(data) if isinstance(data, dict) else data
+    notebook = _upgraded(data, text) if isinstance(data, dict) else data
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise SubmissionError("not a notebook that attngrade can read (no list of cells; nbformat 4 is expected)",
@@ -61,15 +61,15 @@ def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Ho
     return _submission(path, meta, homework, collected)
 
 
-def _upgraded(data: dict) -> dict:
-    """Version 4 as it is; an older notebook (version 3 kept its cells in worksheets) converted
-    by nbformat, which knows every version's layout."""
+def _upgraded(data: dict, text: str) -> dict:
+    """Version 4 as it is; an older notebook (version 3 kept its cells in worksheets, and titles
+    in heading cells) read again by nbformat, which knows every version's layout."""
     version = data.get("nbformat")
     if not isinstance(version, int) or version >= 4:
         return data
     import nbformat
 
     try:
-        return nbformat.convert(nbformat.from_dict(data), 4)
+        return nbformat.reads(text, as_version=4)
     except Exception:  # noqa: BLE001 - a malformed old notebook: the caller says it cannot be read
         return data

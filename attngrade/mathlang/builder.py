@@ -343,7 +343,9 @@ class Builder:
         if func.kind == FUNCTION:
             return self.prime([self.call([func, lpar, arg, rpar]), tok])
         primed = self.prime([self.group([lpar, arg, rpar]), tok])
-        return self._times([func], primed, func.start, primed.end)
+        product = self._times([func], primed, func.start, primed.end)
+        # A power after the mark is the bracket's too: M(k+1)'^2 is M ((k+1)')^2.
+        return Node(product.expr, product.kind, product.start, product.end, product.shape, pieces=(func, primed))
 
     def call(self, children: list) -> Node:
         func, *rest = children

@@ -216,3 +216,16 @@ def test_1e_ii_wrong_along_one_way_of_growing_says_which(a5):
     assert outcome.earned == 2
     assert "the limits shown are as β and C grow together" in outcome.feedback[-1]
     assert not any("limits shown" in line for line in qkv(a5, V_RIGHT, "I", "(u_d u_a^T + u_c u_d^T)/beta^4").feedback)
+
+
+@pytest.mark.parametrize("q", [r"C(2 + \sin(C))(k_a + k_b)", r"C \exp(\sin(C))(k_a + k_b)",
+                               r"C \cos(C)^2 (k_a + k_b) + C(k_a + k_b)", r"C(k_a + k_b) + \sin(C) k_c"])
+def test_1b_a_bounded_oscillation_that_never_levels_the_keys_is_decided_exactly(a5, q):
+    """sympy's limit of C (2 + sin C) is oo·sign(⟨1, 3⟩): one sign, so oo; the weights have their limit."""
+    outcome = query(a5, "1b", q=q)
+    assert outcome.earned == 4 and outcome.evidence["method"] == "exact limit"
+
+
+def test_1e_ii_a_positive_oscillating_factor_is_decided_exactly(a5):
+    outcome = qkv(a5, V_RIGHT, "I", r"(2 + \sin(\beta))(u_d u_a^T + u_c u_d^T)/beta^2")
+    assert outcome.earned == 4 and outcome.evidence["method"] == "exact limit"

@@ -37,3 +37,9 @@ def test_a_shape_that_cannot_be_read_is_invalid_not_wrong(text):
     outcome = check(text)
     assert outcome.invalid and outcome.earned == 0
     assert "could not read a shape" in outcome.feedback[0]
+
+
+@pytest.mark.parametrize("text, sizes", [(r"a \times b", ("a", "b")), ("s x a", ("s", "a")), ("A by n", ("A", "n")),
+                                         ("an m x n array", ("m", "n"))])
+def test_a_size_named_a_is_a_size_and_only_a_leading_article_goes(text, sizes):
+    assert dimensions(text) == sizes

@@ -168,7 +168,7 @@ def test_must_use_means_the_value_depends_on_the_function(answer, uses):
     assert (verdict.status == "correct") == uses
 
 
-@pytest.mark.parametrize("beta", [r"1/\sqrt{d} + 10^{-9}", "d^{-0.5000001}", r"\frac{1 + 10^{-12}}{\sqrt{d}}"])
+@pytest.mark.parametrize("beta", [r"1/\sqrt{d} + 10^{-9}", r"\frac{1 + 10^{-12}}{\sqrt{d}}", "d^{-1/2 - 10^{-9}}"])
 def test_agreeing_to_many_digits_is_not_being_equal(beta):
     """Random instances in floating point agreed to 1e-7; the last one worked out exactly does not."""
     from attngrade.grading import assignment, grade_answer
@@ -190,3 +190,16 @@ def test_a_formula_not_in_the_asked_terms_says_so_when_it_is_also_not_equal():
     outcome = _hw8("3a.ii", 0, sim=r"\exp(\|q\|^2/(2\sigma^2)) K_{Gauss}(q, k) \exp(\|k\|^2/(2\sigma^2))")
     assert outcome.earned == 0
     assert any("in terms of phi, which your answer does not use" in str(line) for line in outcome.feedback)
+
+
+@pytest.mark.parametrize("beta", [r"0.70710678118/\sqrt{d/2}", r"1.41421356237/\sqrt{2d}", "d^{-0.5000000001}"])
+def test_an_answer_written_with_decimals_is_judged_in_floating_point(beta):
+    """What was written is a float: equal to seven digits is equal (the exact confirmation is for exact answers)."""
+    from attngrade.grading import assignment, grade_answer
+    from attngrade.keys import load_keys
+    from attngrade.problems import load_homework
+
+    hw = load_homework("nyu-dl-transformer")
+    given = assignment(hw, load_keys(Path(__file__).resolve().parents[2] / "solutions", hw))
+    verdict = grade_answer(given, "1.1b", {"beta": beta})
+    assert not any("differ" in line for line in verdict.feedback) and verdict.score > 0, verdict.feedback

@@ -479,7 +479,7 @@ EQUIVALENT = [
     ("S", ["O(M^2 k)", r"\mathcal{O}(M^2 k)", r"\operatorname{O}(M^2 k)", "O(Mk M)"]),
     ("S", MATRIX_LITERALS),
     # a power or transpose after a bracket is the bracket's, not the whole product's
-    ("S", ["M (k + 1)^2", "M(k+1)^2", r"M \cdot (k+1)^2", "M (k+1)(k+1)", r"M\left(k+1\right)^{2}"]),
+    ("S", ["M (k + 1)^2", "M(k+1)^2", r"M \cdot (k+1)^2", "M (k+1)(k+1)", r"M\left(k+1\right)^{2}", "M(k+1)'^2"]),
     ("S", ["2(M+1)^2", "2 (M + 1)^2", r"2 \cdot (M+1)^{2}"]),
     ("U", ["u_d (u_a + u_b)^T", "u_d(u_a + u_b)'", r"u_d (u_a + u_b)^\top", "u_d (u_a^T + u_b^T)",
            "(u_d)(u_a + u_b)^T"]),
