@@ -137,3 +137,20 @@ def test_wheel_ships_no_solutions_or_examples(tmp_path):
         top = name.split("/")[0]
         assert top in ("attngrade",) or top.endswith(".dist-info"), name
         assert "keys.yaml" not in name and "reference" not in name and "solutions" not in name, name
+    # The long description students see (pip show, the package index) is PACKAGE.md: the README's
+    # examples are full-credit answers, for course staff only.
+    metadata = next(zipfile.ZipFile(wheel).read(n) for n in names if n.endswith(".dist-info/METADATA")).decode()
+    assert (ROOT / "PACKAGE.md").read_text().strip() in metadata
+    assert "u_c u_d^T" not in metadata and "answers:" not in metadata
+
+
+def test_source_distribution_ships_no_readme_examples_or_tests(tmp_path):
+    import tarfile
+
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    (sdist,) = tmp_path.glob("attngrade-*.tar.gz")
+    names = tarfile.open(sdist).getnames()
+    assert any(n.endswith("/PACKAGE.md") for n in names)
+    for name in names:
+        assert not name.endswith("/README.md") and "/tests/" not in name and "solutions" not in name, name
