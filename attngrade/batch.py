@@ -253,6 +253,10 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                     for gs in by_part.values() for g in gs for member in g.members}
         decisions = load_overrides(overrides, batch.results, batch.groups, homeworks)
         batch.results = apply_overrides(batch.results, decisions, group_of)
+        batch.messages += decisions.said
+        if not decisions.empty:  # the class page and the next template show the groups as decided
+            batch.groups = {hid: answer_groups([r for r in batch.results if r.homework == hid and not r.error],
+                                               {p.id: p for p in hw.parts}) for hid, hw in homeworks.items()}
     settle()  # the run stage's pool, joined in the background: done before report processes fork
     keeping = _keeping(batch, batch.last(), out)
     with _timed(batch.timings, "write"), staged(out, batch.messages, keeping.persons) as stage:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -27,9 +27,11 @@ HEADER = """\
 # command with `--overrides {path}`.
 # - groups: `score` is the whole part's score for every student in the group.
 # - students: `manual_score` is the points for the part's written answer (0..manual_points),
-#   added to the machine's `machine_score`; or give `score` to replace the whole part's score.
-# A student's own entry wins over the group's. attngrade never overwrites this file once
-# you have edited it.
+#   added to the machine's `machine_score`; or give `score` to replace the whole part's score
+#   (the only way where what waits is a check attngrade could not decide: 0..max_score).
+# One decision per group or student and part; a student's own entry wins over the group's
+# (the run says so). A key attngrade does not know is refused. attngrade never overwrites
+# this file once you have edited it.
 """
 
 
@@ -45,6 +47,7 @@ class Decision:
 class Overrides:
     groups: dict[tuple[str, str], Decision]  # (homework, group id) -> decision
     students: dict[tuple[str, str], Decision]  # (student, part) -> decision
+    said: list[str] = field(default_factory=list)  # what the run should tell (a student's entry over a group's)
 
     @property
     def empty(self) -> bool:
@@ -64,10 +67,21 @@ def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], p
     yield HEADER.format(path=path)
     yield from _block("groups", (_group_row(homework, group) for homework, by_part in groups.items()
                                   for part_groups in by_part.values() for group in part_groups))
-    yield from _block("students", (
-        {"student": r.student, "part": v.part, "machine_score": v.score,
-         "manual_points": manual_points(homeworks, r.homework, v.part), "manual_score": None, "comment": None}
-        for r in results for v in r.parts if v.status == "manual"))
+    yield from _block("students", (_student_row(r, v, manual_points(homeworks, r.homework, v.part))
+                                    for r in results for v in r.parts
+                                    if v.status == "manual" or v.points.pending > 0 or v.points.staff > 0))
+
+
+def _student_row(result: Result, v: Verdict, written: float) -> dict[str, Any]:
+    """A pending part: `manual_score` for its written answer, or `score` (the whole part's) when
+    what waits is a check attngrade could not decide (its points are not a written answer's)."""
+    row: dict[str, Any] = {"student": result.student, "part": v.part, "machine_score": v.score}
+    if written > 0:
+        row.update(manual_points=written, manual_score=None)
+    else:
+        row.update(max_score=v.max_score, score=None)
+    row["comment"] = None
+    return row
 
 
 def _group_row(homework: str, group: Group) -> dict[str, Any]:
@@ -189,10 +203,14 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
     out = Overrides({}, {})
     for section, entry, line in _entries(root, path):
         where = f"{path}, line {line}"
+        _known_keys(entry, section, where)
         score = _number(entry.get("score"), "score", where)
         manual = _number(entry.get("manual_score"), "manual_score", where) if section == "students" else None
         if score is None and manual is None:
             continue  # not decided yet
+        if score is not None and manual is not None:
+            raise ConfigError(f"{where}: give `score` (the whole part's) or `manual_score` (added to the machine's), "
+                              "not both")
         comment = entry.get("comment")
         decision = Decision(score, None if comment in (None, "") else str(comment), line, manual)
         if section == "groups":
@@ -202,21 +220,66 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
             group = known_groups.get(key)
             if group is None:
                 raise ConfigError(f"{where}: no answer group {key[1]!r} in homework {key[0]!r} in this batch")
+            if entry.get("part") not in (None, "") and str(entry.get("part")) != group.part:
+                raise ConfigError(f"{where}: group {key[1]!r} is an answer group of part {group.part!r}, not "
+                                  f"{entry.get('part')!r}; fix the part or the group")
             _check_range(where, decision.score, group.example.max_score if group.example else 0.0)
-            out.groups[key] = decision
+            _once(out.groups, key, decision, where, f"group {key[1]!r}")
         else:
             student, part = str(entry.get("student")), str(entry.get("part"))
             if student not in students:
-                raise ConfigError(f"{where}: no student {student!r} in this batch")
+                raise ConfigError(f"{where}: no student {student!r} in this batch (a student who left: delete the "
+                                  "entry)")
             verdict = verdicts.get((student, part))
             if verdict is None:
                 raise ConfigError(f"{where}: student {student!r} has no part {part!r}")
             if score is not None:
                 _check_range(where, score, verdict.max_score)
             if manual is not None:
-                _check_range(where, manual, manual_points(homeworks, homework_of[student], part), "manual_score")
-            out.students[(student, part)] = decision
+                written = manual_points(homeworks, homework_of[student], part)
+                if written == 0:
+                    raise ConfigError(f"{where}: part {part!r} has no written answer for staff to score; what waits "
+                                      "is a check attngrade could not decide: give `score`, the whole part's score")
+                _check_range(where, manual, written, "manual_score")
+            _once(out.students, (student, part), decision, where, f"{student} {part}")
+    out.said = _over_groups(out, groups, path)
     return out
+
+
+# The keys of an entry of each section: what the template writes (some only to read) and what a person fills in.
+KEYS = {"groups": ("homework", "part", "group", "count", "answer", "graded", "score", "comment"),
+        "students": ("student", "part", "machine_score", "manual_points", "max_score", "manual_score", "score",
+                     "comment")}
+
+
+def _known_keys(entry: dict, section: str, where: str) -> None:
+    """A key attngrade does not read is a typo (`manual-score`): a decision it would silently drop."""
+    import difflib
+
+    for key in entry:
+        if str(key) not in KEYS[section]:
+            close = difflib.get_close_matches(str(key).replace("-", "_").lower(), KEYS[section], n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{where}: unknown key {str(key)!r}{hint}; an entry of {section} takes "
+                              + ", ".join(KEYS[section]))
+
+
+def _once(decided: dict, key: Any, decision: Decision, where: str, what: str) -> None:
+    if key in decided:
+        raise ConfigError(f"{where}: a second decision for {what} (the first is on line {decided[key].line}); "
+                          "keep one")
+    decided[key] = decision
+
+
+def _over_groups(out: Overrides, groups: dict[str, dict[str, list[Group]]], path: Path) -> list[str]:
+    """A student's entry on a part whose answer group was decided too: the student's is used, said."""
+    if not out.groups or not out.students:
+        return []
+    decided = {(member, g.part): out.groups[(hw, g.id)] for hw, by_part in groups.items() for gs in by_part.values()
+               for g in gs if (hw, g.id) in out.groups for member in g.members}
+    return [f"{path}, line {mine.line}: {student} {part}: this student's entry is used, not the group's decision "
+            f"on line {decided[(student, part)].line}"
+            for (student, part), mine in out.students.items() if (student, part) in decided]
 
 
 def _entries(root: Any, path: Path):
