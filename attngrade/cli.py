@@ -101,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--roster", type=Path, default=None, metavar="FILE",
                         help="the class roster (CSV: id, name, email, sid): names, emails and SIDs for the LMS")
     export.add_argument("--assignment", default=None, help="the assignment column's name (default: the homework id)")
+    export.add_argument("--homework", default=None, metavar="ID",
+                        help="the homework to export, when the run graded several (one column holds one)")
     export.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
                         help="the CSV to write (default: OUT/export-FORMAT.csv)")
 
@@ -367,7 +369,7 @@ def _export(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as err:
         raise ConfigError(f"{source}: not the results of a `grade run` ({err})") from None
     roster = read_roster(args.roster) if args.roster else {}
-    text, said = export(results, roster, args.format, args.assignment)
+    text, said = export(results, roster, args.format, args.assignment, args.homework)
     target = args.output or args.out / f"export-{args.format}.csv"
     write_atomic(target, text)
     print(f"wrote {target} ({len(results)} students, {args.format})")

@@ -78,11 +78,15 @@ FORMATS = ("canvas", "gradescope")
 
 
 def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: str,
-           assignment: str | None = None) -> tuple[str, list[str]]:
-    """(CSV text, messages) of `results` (results.json's objects) in an LMS's import format."""
+           assignment: str | None = None, homework: str | None = None) -> tuple[str, list[str]]:
+    """(CSV text, messages) of `results` (results.json's objects) in an LMS's import format: one
+    homework's scores (`homework`, or the only one the results hold), and the rows that name none
+    (submissions that could not be read), blank."""
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt}: use one of {', '.join(FORMATS)}")
-    name = assignment or _assignment_name(results)
+    homework = homework or _only_homework(results)
+    results = [r for r in results if r.get("homework") in (homework, None)]
+    name = assignment or homework
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     if fmt == "canvas":
@@ -116,12 +120,13 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
     return buffer.getvalue(), said_first + said
 
 
-def _assignment_name(results: list[Mapping[str, Any]]) -> str:
+def _only_homework(results: list[Mapping[str, Any]]) -> str:
+    """The one homework the results hold: an assignment column holds one homework's scores."""
     homeworks = sorted({r.get("homework") for r in results if r.get("homework")})
     if len(homeworks) != 1:
         raise ConfigError("these results hold several homeworks "
-                          f"({', '.join(homeworks) or 'none'}); export one run per homework, or name the "
-                          "assignment column with --assignment")
+                          f"({', '.join(homeworks) or 'none'}), and one column holds one homework's scores; "
+                          "name the one to export with --homework ID (once per homework)")
     return homeworks[0]
 
 

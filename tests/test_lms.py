@@ -89,3 +89,21 @@ def test_roster_lines_count_quoted_lines_and_skip_empty_rows(tmp_path, capsys):
 def test_a_gradescope_export_without_roster_warns(out, capsys):
     assert main(["export", str(out), "--format", "gradescope", "-o", str(out / "gs.csv")]) == 0
     assert "no --roster: the export has no SID or email" in capsys.readouterr().out
+
+
+def test_a_run_of_several_homeworks_is_exported_one_homework_at_a_time(tmp_path, capsys):
+    """--assignment alone put a 40-point homework's scores under a 61-point column."""
+    cls = tmp_path / "cls"
+    cls.mkdir()
+    (cls / "a.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: C(k_a+k_b)\n")
+    (cls / "b.yaml").write_text("homework: mimuw-2022-p4\nanswers:\n  1b: C(k_a+k_b)\n")
+    out = tmp_path / "out"
+    assert main(["run", str(cls), "-o", str(out), "--solutions", str(ROOT / "solutions"), "--workers", "1"]) == 0
+    for flags in ([], ["--assignment", "HW5"]):
+        assert main(["export", str(out), "--format", "canvas", *flags]) == 2
+        assert "name the one to export with --homework ID" in capsys.readouterr().err
+    target = tmp_path / "mimuw.csv"
+    assert main(["export", str(out), "--format", "canvas", "--homework", "mimuw-2022-p4", "-o", str(target)]) == 0
+    lines = list(csv.reader(target.open(encoding="utf-8", newline="")))
+    assert lines[0][5] == "mimuw-2022-p4" and [line[3] for line in lines[2:]] == ["b"]
+    assert float(lines[1][5]) == 40
