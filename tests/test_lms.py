@@ -93,10 +93,7 @@ def test_a_gradescope_export_without_roster_warns(out, capsys):
 
 def test_a_run_of_several_homeworks_is_exported_one_homework_at_a_time(tmp_path, capsys):
     """--assignment alone put a 40-point homework's scores under a 61-point column."""
-    cls = tmp_path / "cls"
-    cls.mkdir()
-    (cls / "a.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: C(k_a+k_b)\n")
-    (cls / "b.yaml").write_text("homework: mimuw-2022-p4\nanswers:\n  1b: C(k_a+k_b)\n")
+    cls = Path(__file__).parent / "data" / "classes" / "two-homeworks"
     out = tmp_path / "out"
     assert main(["run", str(cls), "-o", str(out), "--solutions", str(ROOT / "solutions"), "--workers", "1"]) == 0
     for flags in ([], ["--assignment", "HW5"]):
