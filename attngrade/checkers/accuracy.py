@@ -99,6 +99,9 @@ only when not empty) and never to the feedback, and they never change the score.
    cases: 131/500 against 134/500; 106/500 against 100/500).
 2. A reported accuracy that is not k/N for any whole k under any reading of the number:
    it was not computed from N predictions.
+3. A file scored against the public dev gold at `COPIED_SHARE` or more: no model of the
+   assignment comes near (the handout's best runs are about a third), but the gold copied
+   in does.
 
 Evidence also holds `accuracy:<field>` with the counts (lines, correct, total, the
 gold's name, whether the file was scored, carriage returns dropped).
@@ -122,6 +125,7 @@ SHARES = ("file", "reported", "pass_line", "baseline")
 PARAMS = (Param("gold", (str,)), Param("file", (str,)), Param("lines", (int,)), Param("pass_line", (float,)),
           Param("reported", (str,)), Param("baseline", (str,)), Param("compare_with", (str,)),
           Param("flag_margin", (float,)), Param("weights", (dict,)))
+COPIED_SHARE = 0.9  # of the dev set right: only the dev gold itself gets there (flag 3)
 FLAG_MARGIN = 0.02
 
 BASELINE_PLACE = "London"
@@ -451,6 +455,9 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                     info["mismatches"] = [(i + 1, q, g) for i, (q, g) in enumerate(zip(predictions, gold))
                                           if q != g][:5]
                 feedback.append(f"{reading.name}: {k}/{expected} = {pct(k, expected)} correct on {label}")
+                if gold_name == "dev" and k >= COPIED_SHARE * expected:
+                    flags.append(f"{ctx.part.id}: {reading.name} scores {k}/{expected} = {pct(k, expected)} on the "
+                                 "public dev gold, far above what the assignment's models reach: copied from it?")
                 spaced = sum(1 for q, g in zip(predictions, gold) if q != g and q.strip() == g)
                 if spaced:
                     feedback.append(f"{reading.name}: {spaced} predictions differ from the answer only by "

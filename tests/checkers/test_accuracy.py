@@ -347,3 +347,14 @@ def test_test_gold_of_the_wrong_length_is_a_config_error(tmp_path):
 def test_bad_params_are_config_errors(params, message):
     with pytest.raises(ConfigError, match=message):
         grade(PARACHUTEL, DEV, params)
+
+
+def test_dev_predictions_copied_from_the_public_gold_are_flagged_not_scored_down(tmp_path):
+    """The dev gold ships with the handout (and in the wheel): a copy scores 500/500. The score stands
+    (it is the course's to decide); staff are told, since no model of the assignment comes near."""
+    copied = "\n".join(packaged_gold("dev")) + "\n"
+    outcome = grade(write(tmp_path, DEV, copied.encode()), DEV)
+    assert outcome.earned == 6.0
+    assert outcome.evidence["flags"] == [f"2x: {DEV} scores 500/500 = 100.0% on the public dev gold, far above what "
+                                         "the assignment's models reach: copied from it?"]
+    assert not any("copied" in line for line in outcome.feedback)
