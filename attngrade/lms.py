@@ -106,6 +106,9 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
             writer.writerow([spreadsheet_cell(person.name or person.id), spreadsheet_cell(person.sid), spreadsheet_cell(person.email), score])
     if fmt == "gradescope" and not roster:
         said_first = ["no --roster: the export has no SID or email, which Gradescope matches students by"]
+    elif fmt == "gradescope" and not any(p.sid or p.email for p in roster.values()):
+        said_first = ["the roster has no sid or email column: the export has neither, and Gradescope matches "
+                      "students by one of them"]
     else:
         said_first = []
     pending = [r["student"] for r in results if r.get("pending_points")]

@@ -228,8 +228,13 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
         else:
             student, part = str(entry.get("student")), str(entry.get("part"))
             if student not in students:
-                raise ConfigError(f"{where}: no student {student!r} in this batch (a student who left: delete the "
-                                  "entry)")
+                import difflib
+
+                close = difflib.get_close_matches(student, sorted(students), n=1, cutoff=0.8) or [
+                    s for s in students if s.lower() == student.lower()][:1]
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(f"{where}: no student {student!r} in this batch{hint}; for a student who left, "
+                                  "delete the entry")
             verdict = verdicts.get((student, part))
             if verdict is None:
                 raise ConfigError(f"{where}: student {student!r} has no part {part!r}")
@@ -246,6 +251,7 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
     return out
 
 
+IDS = ("student", "part", "group", "homework")
 # The keys of an entry of each section: what the template writes (some only to read) and what a person fills in.
 KEYS = {"groups": ("homework", "part", "group", "count", "answer", "graded", "score", "comment"),
         "students": ("student", "part", "machine_score", "manual_points", "max_score", "manual_score", "score",
@@ -299,6 +305,11 @@ def _entries(root: Any, path: Path):
             data = _construct(item)
             if not isinstance(data, dict):
                 raise ConfigError(f"{path}, line {item.start_mark.line + 1}: each entry must be a mapping")
+            # Ids as written: YAML 1.1 would read a student 0123 as the octal 83, and 1.10 as 1.1.
+            for key_node, value in item.value:
+                numeric = isinstance(value, yaml.ScalarNode) and value.tag.endswith((":int", ":float"))
+                if key_node.value in IDS and numeric:
+                    data[key_node.value] = value.value
             yield section, data, item.start_mark.line + 1
 
 

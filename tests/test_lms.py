@@ -91,6 +91,13 @@ def test_a_gradescope_export_without_roster_warns(out, capsys):
     assert "no --roster: the export has no SID or email" in capsys.readouterr().out
 
 
+def test_a_gradescope_export_with_a_roster_of_names_only_warns(out, tmp_path, capsys):
+    names = tmp_path / "names.csv"
+    names.write_text("id,name\nseed-004,Ada Lovelace\n")
+    assert main(["export", str(out), "--format", "gradescope", "--roster", str(names), "-o", str(tmp_path / "gs.csv")]) == 0
+    assert "the roster has no sid or email column" in capsys.readouterr().out
+
+
 def test_a_run_of_several_homeworks_is_exported_one_homework_at_a_time(tmp_path, capsys):
     """--assignment alone put a 40-point homework's scores under a 61-point column."""
     cls = Path(__file__).parent / "data" / "classes" / "two-homeworks"

@@ -92,6 +92,9 @@ def test_unedited_template_is_refreshed(tmp_path):
 
 @pytest.mark.parametrize("entry, message", [
     ("students:\n- student: nobody\n  part: 1a\n  score: 1\n", "line 2: no student 'nobody' in this batch"),
+    ("students:\n- student: 0123\n  part: 1a\n  score: 1\n", "line 2: no student '0123' in this batch"),  # not 83
+    ("students:\n- student: Seed-000\n  part: 1a\n  score: 1\n", "no student 'Seed-000' in this batch (did you mean "
+                                                                    "'seed-000'?)"),
     ("students:\n- student: seed-000\n  part: 9z\n  score: 1\n", "line 2: student 'seed-000' has no part '9z'"),
     ("groups:\n- homework: cs224n-w21-a5\n  group: 1b#00000000\n  score: 1\n", "line 2: no answer group '1b#00000000'"),
     ("students:\n- student: seed-000\n  part: 1a\n  score: 7\n", "line 2: score 7 is outside 0..2"),
