@@ -378,13 +378,16 @@ def executor_runs(args: argparse.Namespace, grade: Path, class_dir: Path, prefix
             shutil.rmtree(out)
         if args.quiet_wait:
             quiet_wait(args.quiet_wait)
-        m = measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *flags],
+        stats = args.work / f"stats-{prefix}{name}.json"  # beside OUT: its own stages' wall and CPU
+        m = measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *flags,
+                     "--stats", str(stats)],
                     stdout=args.work / f"grade-run-{prefix}{name}.log", sample=True)
         data = (out / "results.json").read_bytes() if (out / "results.json").is_file() else b""
         reference = data if reference is None else reference
         same = bool(data) and data == reference
+        stages = json.loads(stats.read_text(encoding="utf-8")).get("timings", {}) if stats.is_file() else {}
         rows[label] = {"wall": m["wall"], "cpu": m["cpu"], "exit": m["exit"], "other_cpu": m["other_cpu"],
-                       "tree_peak_pss_mb": m.get("tree_peak_pss_mb"), "same_results": same}
+                       "tree_peak_pss_mb": m.get("tree_peak_pss_mb"), "same_results": same, "stages": stages}
         log(f"   {label}: exit {m['exit']}, wall {fmt_s(m['wall'])}, CPU {fmt_s(m['cpu'])}, results.json "
             f"{'identical to --workers 1' if same else 'DIFFERS from --workers 1'}, "
             f"other processes used {m['other_cpu']:.1f} CPU s meanwhile")
@@ -401,7 +404,27 @@ def bench_executors(args: argparse.Namespace, grade: Path) -> dict[str, Any]:
     speedup = rows["workers 1"]["wall"] / rows["workers 2"]["wall"]
     log(f"   --workers 2 over --workers 1: {speedup:.2f}x "
         f"({verdict(speedup >= TARGETS['workers_speedup'])}, target >= {TARGETS['workers_speedup']:g}x)")
-    return {"runs": rows, "speedup_2_over_1": speedup}
+    bounds = speedup_bounds(rows["workers 1"])
+    if bounds:
+        log(f"   what 2 workers could give at best, from the --workers 1 run's own stages (Amdahl, no overhead): "
+            f"{bounds['plan_serial']:.2f}x with the plan in one process (as now), {bounds['plan_split']:.2f}x were "
+            f"the plan split perfectly too; {bounds['serial_s']:.2f} s of {rows['workers 1']['wall']:.2f} s is "
+            "outside the plan, run and write stages (start-up and imports, assemble, the answer groups)")
+    return {"runs": rows, "speedup_2_over_1": speedup, "bounds": bounds}
+
+
+def speedup_bounds(row: dict[str, Any]) -> dict[str, float] | None:
+    """Amdahl's bound for 2 workers from a one-worker run's stages (`grade run --stats`): the run
+    and write stages split in two, the plan kept in one process or split too, nothing else
+    (start-up, imports, assemble, answer groups) made faster."""
+    stages = {name: t["wall_s"] for name, t in row.get("stages", {}).items()}
+    if not {"plan", "run", "write"} <= stages.keys():
+        return None
+    wall = row["wall"]
+    split = stages["run"] + stages["write"]
+    serial = max(wall - split - stages["plan"], 0.0)
+    return {"serial_s": serial, "plan_serial": wall / (serial + stages["plan"] + split / 2),
+            "plan_split": wall / (serial + (stages["plan"] + split) / 2)}
 
 
 def bench_code(args: argparse.Namespace, grade: Path, python: Path) -> dict[str, Any]:
