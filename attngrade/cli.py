@@ -298,6 +298,7 @@ def _homework_source(args: argparse.Namespace) -> tuple[Any, str | None, Path, d
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from .checkers.accuracy import load_gold
     from .grading import assignment
     from .keys import load_keys
     from .problems import HOMEWORK_FILE, HomeworkFolder
@@ -310,6 +311,9 @@ def _validate(args: argparse.Namespace) -> int:
     ids = bank.homework_ids()
     if not ids:
         raise ConfigError(f"{args.bank}: no homeworks/*.yaml in this bank")
+    gold = bank.gold() if isinstance(bank, HomeworkFolder) else {}
+    for name, path in gold.items():  # the folder's gold files read as the checks will read them
+        load_gold(name, gold)
     for hid in ids:
         homework = bank.load_homework(hid)  # problem files: params, fields, checks
         keys = load_keys(solutions, homework)

@@ -117,3 +117,11 @@ def test_a_broken_others_note_fails_when_the_bank_loads(homework, capsys):
     path.write_text(path.read_text().replace("family: k}", 'family: k, others: "read {name} as k_{i}"}', 1))
     assert main(["validate", str(homework)]) == 2
     assert "'others' may use only {name}" in capsys.readouterr().err
+
+
+def test_an_empty_gold_file_fails_validate_not_every_student(homework, capsys):
+    """Against an empty gold every prediction file is 'too long': all students had 0, the run exit 0."""
+    (homework / "gold").mkdir()
+    (homework / "gold" / "devset.tsv").write_text("")
+    assert main(["validate", str(homework)]) == 2
+    assert f"{homework / 'gold' / 'devset.tsv'}: the gold file is empty" in capsys.readouterr().err

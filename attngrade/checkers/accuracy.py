@@ -146,6 +146,8 @@ def parse_gold(text: str, where: str) -> tuple[str, ...]:
     rows = text.lstrip("\ufeff").split("\n")
     while rows and not rows[-1].strip():
         rows.pop()
+    if not rows:  # every file would be "too long" against it: the instructor's mistake, not 0 for all
+        raise ConfigError(f"{where}: the gold file is empty; it needs one 'question<TAB>place' line per question")
     places = []
     for number, row in enumerate(rows, 1):
         columns = row.strip().split("\t")
@@ -169,12 +171,12 @@ def _gold_file(path: str, mtime_ns: int) -> tuple[str, ...]:
 
 
 def load_gold(name: str, supplied: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The places of gold `name`: packaged, or from the instructor's files; None if absent."""
-    if name in PACKAGED:
-        return packaged_gold(name)
+    """The places of gold `name`: the instructor's file (their folder's gold/ or --gold), else a
+    packaged one of that name; None if neither. The instructor's comes first: a course's own
+    `dev` gold is not the CS224N dev set that ships with attngrade."""
     path = supplied.get(name)
     if path is None:
-        return None
+        return packaged_gold(name) if name in PACKAGED else None
     path = Path(path)
     try:
         return _gold_file(str(path), path.stat().st_mtime_ns)

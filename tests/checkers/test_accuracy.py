@@ -358,3 +358,21 @@ def test_dev_predictions_copied_from_the_public_gold_are_flagged_not_scored_down
     assert outcome.evidence["flags"] == [f"2x: {DEV} scores 500/500 = 100.0% on the public dev gold, far above what "
                                          "the assignment's models reach: copied from it?"]
     assert not any("copied" in line for line in outcome.feedback)
+
+
+def test_an_instructors_gold_named_dev_is_theirs_not_the_one_that_ships(tmp_path):
+    """A course's own `dev` gold was replaced by the CS224N dev set: every student graded on the wrong answers."""
+    from attngrade.checkers.accuracy import load_gold
+
+    own = tmp_path / "dev.tsv"
+    own.write_text("Where was Ada born?\tLondon\nWhere was Alan born?\tLondon\n")
+    assert load_gold("dev", {"dev": own}) == ("London", "London")
+    assert len(load_gold("dev", {})) == 500  # none given: the packaged dev set
+
+
+def test_an_empty_gold_file_is_refused(tmp_path):
+    from attngrade.checkers.accuracy import load_gold
+
+    (tmp_path / "empty.tsv").write_text("\n\n")
+    with pytest.raises(ConfigError, match="the gold file is empty"):
+        load_gold("mine", {"mine": tmp_path / "empty.tsv"})
