@@ -257,6 +257,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         if not decisions.empty:  # the class page and the next template show the groups as decided
             batch.groups = {hid: answer_groups([r for r in batch.results if r.homework == hid and not r.error],
                                                {p.id: p for p in hw.parts}) for hid, hw in homeworks.items()}
+            _group_examples(batch, set(decisions.students))
     settle()  # the run stage's pool, joined in the background: done before report processes fork
     keeping = _keeping(batch, batch.last(), out)
     with _timed(batch.timings, "write"), staged(out, batch.messages, keeping.persons) as stage:
@@ -275,6 +276,18 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                 # them go first, before the switch walks the old OUT or the stage is removed.
                 reports.close()
     return batch
+
+
+def _group_examples(batch: Batch, own: set[tuple[str, str]]) -> None:
+    """Each group shown by a member the group's decision (or the machine) scored, not one a
+    student's own entry did: that one's score is not the group's."""
+    verdicts = {(r.student, v.part): v for r in batch.results for v in r.parts}
+    for by_part in batch.groups.values():
+        for groups in by_part.values():
+            for group in groups:
+                plain = next((m for m in group.members if (m, group.part) not in own), None)
+                if plain is not None:
+                    group.example = verdicts[(plain, group.part)]
 
 
 @dataclass

@@ -69,7 +69,7 @@ def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], p
                                   for part_groups in by_part.values() for group in part_groups))
     yield from _block("students", (_student_row(r, v, manual_points(homeworks, r.homework, v.part))
                                     for r in results for v in r.parts
-                                    if v.status == "manual" or v.points.pending > 0 or v.points.staff > 0))
+                                    if v.status == "manual" or v.points.pending > 0))
 
 
 def _student_row(result: Result, v: Verdict, written: float) -> dict[str, Any]:
@@ -305,10 +305,11 @@ def _entries(root: Any, path: Path):
             data = _construct(item)
             if not isinstance(data, dict):
                 raise ConfigError(f"{path}, line {item.start_mark.line + 1}: each entry must be a mapping")
-            # Ids as written: YAML 1.1 would read a student 0123 as the octal 83, and 1.10 as 1.1.
+            # Ids as written: YAML 1.1 would read a student 0123 as the octal 83, 1.10 as 1.1 and
+            # `no` as False; any scalar not written as text is taken as its text.
             for key_node, value in item.value:
-                numeric = isinstance(value, yaml.ScalarNode) and value.tag.endswith((":int", ":float"))
-                if key_node.value in IDS and numeric:
+                read = isinstance(value, yaml.ScalarNode) and value.tag.endswith((":int", ":float", ":bool", ":null"))
+                if key_node.value in IDS and read and value.value:
                     data[key_node.value] = value.value
             yield section, data, item.start_mark.line + 1
 

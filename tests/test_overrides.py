@@ -93,6 +93,7 @@ def test_unedited_template_is_refreshed(tmp_path):
 @pytest.mark.parametrize("entry, message", [
     ("students:\n- student: nobody\n  part: 1a\n  score: 1\n", "line 2: no student 'nobody' in this batch"),
     ("students:\n- student: 0123\n  part: 1a\n  score: 1\n", "line 2: no student '0123' in this batch"),  # not 83
+    ("students:\n- student: no\n  part: 1a\n  score: 1\n", "line 2: no student 'no' in this batch"),  # not False
     ("students:\n- student: Seed-000\n  part: 1a\n  score: 1\n", "no student 'Seed-000' in this batch (did you mean "
                                                                     "'seed-000'?)"),
     ("students:\n- student: seed-000\n  part: 9z\n  score: 1\n", "line 2: student 'seed-000' has no part '9z'"),
@@ -182,6 +183,20 @@ def test_a_group_decision_names_its_part_and_yields_to_a_students_own_entry_said
     assert grades(tmp_path)["partial"]["1b"] == "1"
 
 
+def test_a_group_on_the_class_page_shows_its_decision_not_one_members_own(tmp_path):
+    assert run(tmp_path) == 0
+    data = yaml.safe_load((tmp_path / "overrides.yaml").read_text())
+    biggest = max((g for g in data["groups"] if g["part"] == "1b"), key=lambda g: g["count"])
+    decided = tmp_path / "decided.yaml"
+    first = "full-marks"  # the first member: its own entry gives 4
+    decided.write_text(yaml.safe_dump({"groups": [{**biggest, "score": 3}],
+                                       "students": [{"student": first, "part": "1b", "score": 4}]}))
+    assert run(tmp_path, "--overrides", str(decided)) == 0
+    index = (tmp_path / "index.html").read_text()
+    row = index[index.index(f'data-group="{biggest["group"]}"'):]
+    assert "3/4" in row[:row.index("</tr>")]
+
+
 def test_the_class_page_shows_a_group_as_decided(tmp_path):
     assert run(tmp_path) == 0
     data = yaml.safe_load((tmp_path / "overrides.yaml").read_text())
@@ -208,3 +223,5 @@ def test_the_template_lists_machine_points_left_to_staff_with_the_score_to_give(
     (tmp_path / "overrides.yaml").write_text(yaml.safe_dump(data))
     assert run(tmp_path, "--overrides", str(tmp_path / "overrides.yaml")) == 0
     assert grades(tmp_path)["Alireza1044"]["2f"] == "9"
+    fresh = yaml.safe_load((tmp_path / "overrides.new.yaml").read_text())
+    assert not any(s["student"] == "Alireza1044" and s["part"] == "2f" for s in fresh["students"])  # decided
