@@ -376,7 +376,8 @@ def _export(args: argparse.Namespace) -> int:
     text, said = export(results, roster, args.format, args.assignment, args.homework)
     target = args.output or args.out / f"export-{args.format}.csv"
     write_atomic(target, text)
-    print(f"wrote {target} ({len(results)} students, {args.format})")
+    count, *said = said
+    print(printable(f"wrote {target} ({args.format}: {count})"))
     for line in said:
         print(printable(line))
     return EXIT_OK

@@ -84,8 +84,14 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
     (submissions that could not be read), blank."""
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt}: use one of {', '.join(FORMATS)}")
-    homework = homework or _only_homework(results)
-    results = [r for r in results if r.get("homework") in (homework, None)]
+    graded = sorted({r["homework"] for r in results if r.get("homework") and not r.get("error")})
+    if homework is not None and homework not in graded:
+        raise ConfigError(f"--homework {homework}: this run graded {', '.join(graded) or 'no homework'}")
+    homework = homework or _only_homework(graded)
+    # A submission that could not be graded for another homework this run graded is that one's;
+    # one that names no homework graded here (or none) is in every export, blank.
+    results = [r for r in results
+               if r.get("homework") == homework or r.get("error") and r.get("homework") not in graded]
     name = assignment or homework
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -120,12 +126,11 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
     if failed:
         said.append(f"{len(failed)} submissions could not be graded; their score is left blank: "
                     f"{', '.join(failed[:10])}")
-    return buffer.getvalue(), said_first + said
+    return buffer.getvalue(), [f"{len(results)} students, {name}", *said_first, *said]
 
 
-def _only_homework(results: list[Mapping[str, Any]]) -> str:
-    """The one homework the results hold: an assignment column holds one homework's scores."""
-    homeworks = sorted({r.get("homework") for r in results if r.get("homework")})
+def _only_homework(homeworks: list[str]) -> str:
+    """The one homework the run graded: an assignment column holds one homework's scores."""
     if len(homeworks) != 1:
         raise ConfigError("these results hold several homeworks "
                           f"({', '.join(homeworks) or 'none'}), and one column holds one homework's scores; "

@@ -100,14 +100,22 @@ def test_a_gradescope_export_with_a_roster_of_names_only_warns(out, tmp_path, ca
 
 def test_a_run_of_several_homeworks_is_exported_one_homework_at_a_time(tmp_path, capsys):
     """--assignment alone put a 40-point homework's scores under a 61-point column."""
-    cls = Path(__file__).parent / "data" / "classes" / "two-homeworks"
+    import shutil
+
+    cls = Path(shutil.copytree(Path(__file__).parent / "data" / "classes" / "two-homeworks", tmp_path / "cls"))
+    (cls / "c.yaml").write_text("homework: cs224n-w21-a6\nanswers: {}\n")  # no such homework: an error row
     out = tmp_path / "out"
-    assert main(["run", str(cls), "-o", str(out), "--solutions", str(ROOT / "solutions"), "--workers", "1"]) == 0
+    assert main(["run", str(cls), "-o", str(out), "--solutions", str(ROOT / "solutions"), "--workers", "1"]) == 1
+    capsys.readouterr()
     for flags in ([], ["--assignment", "HW5"]):
         assert main(["export", str(out), "--format", "canvas", *flags]) == 2
         assert "name the one to export with --homework ID" in capsys.readouterr().err
+    assert main(["export", str(out), "--format", "canvas", "--homework", "mimuw"]) == 2
+    assert "--homework mimuw: this run graded cs224n-w21-a5, mimuw-2022-p4" in capsys.readouterr().err
     target = tmp_path / "mimuw.csv"
     assert main(["export", str(out), "--format", "canvas", "--homework", "mimuw-2022-p4", "-o", str(target)]) == 0
+    assert f"wrote {target} (canvas: 2 students, mimuw-2022-p4)" in capsys.readouterr().out
     lines = list(csv.reader(target.open(encoding="utf-8", newline="")))
-    assert lines[0][5] == "mimuw-2022-p4" and [line[3] for line in lines[2:]] == ["b"]
+    assert lines[0][5] == "mimuw-2022-p4" and [(line[3], line[5]) for line in lines[2:]][0][0] == "b"
+    assert ("c", "") in [(line[3], line[5]) for line in lines[2:]]  # the error row: in every export, blank
     assert float(lines[1][5]) == 40
