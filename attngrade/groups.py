@@ -2,7 +2,7 @@
 
 Math answers are grouped by value, not by text: each reading is evaluated at a few
 fixed random instances of the part's symbols (the same instances for every student),
-and the rounded numbers are its fingerprint. `C(k_a+k_b)` and `C k_a + C k_b` land in
+and the rounded numbers are its fingerprint. `2(k_a-k_c)` and `2k_a - 2k_c` land in
 one group; text answers are grouped by their normalized words.
 """
 

@@ -154,3 +154,31 @@ def test_source_distribution_ships_no_readme_examples_or_tests(tmp_path):
     assert any(n.endswith("/PACKAGE.md") for n in names)
     for name in names:
         assert not name.endswith("/README.md") and "/tests/" not in name and "solutions" not in name, name
+
+
+def test_no_formula_of_a_key_is_written_in_the_package():
+    """The package is what students install: an example in a docstring or an error message
+    ("e.g. O(M^2 k)") must not be a key's answer. Words (a choice key such as `identity`) are
+    left out: they are ordinary words of the code."""
+    import re
+
+    import yaml
+
+    def strings(node):
+        if isinstance(node, dict):
+            for value in node.values():
+                yield from strings(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from strings(value)
+        elif isinstance(node, str):
+            yield node
+
+    squeeze = lambda text: re.sub(r"\s+", "", text)  # noqa: E731
+    formulas = {squeeze(s): s for path in (ROOT / "solutions").glob("*/keys.yaml")
+                for s in strings(yaml.safe_load(path.read_text())["keys"])
+                if len(squeeze(s)) >= 6 and re.search(r"[\^_\\()/]", s)}
+    for path in (ROOT / "attngrade").rglob("*"):
+        if path.suffix in (".py", ".j2", ".lark"):
+            text = squeeze(path.read_text(encoding="utf-8"))
+            assert not [s for key, s in formulas.items() if key in text], path

@@ -235,7 +235,7 @@ def softmax_limit(scores: Sequence[Any], t: sympy.Symbol) -> Weights:
     return _softmax_limit(tuple(exact(s) for s in scores), t)
 
 
-# Answers that differ only in how they are written (C(k_a + k_b), λ k_a + λ k_b) have the
+# Answers that differ only in how they are written (C k_c, λ k_c) have the
 # same scores once the constant is t: their limit is worked out once per process.
 @functools.lru_cache(maxsize=4096)
 def _softmax_limit(scores: tuple, t: sympy.Symbol) -> Weights:

@@ -1,8 +1,8 @@
 """LaTeX write-ups, read with pylatexenc's parser (never compiled, never by regex).
 
     \\attnhomework{cs224n-w21-a5}
-    \\answer{1b}{C(k_a + k_b)}                              one-field part
-    \\answer[V]{1e.ii}{(u_b u_b^T - u_c u_c^T)/\\beta^2}    one field of a part
+    \\answer{1b}{2 k_c}                                     one-field part
+    \\answer[V]{1e.ii}{I/\\beta^2}                           one field of a part
     \\begin{answertext}[why]{1e.i} ... \\end{answertext}    text
 
 Comments are comments: an answer commented out is not an answer. `attngrade.sty`

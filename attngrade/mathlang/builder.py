@@ -544,7 +544,7 @@ class Builder:
     def _no_bigo(self, *nodes: Node) -> None:
         for node in nodes:
             if node.kind == BIGO:
-                raise MathError("O(...) must be the whole answer, e.g. O(M^2 k)", node.start, node.end)
+                raise MathError("O(...) must be the whole answer, e.g. O(n^2 d)", node.start, node.end)
             if node.kind == FUNCTION:
                 raise MathError(f"'{CURRENT.get().text(node)}' is a function; give it an argument in parentheses",
                                 node.start, node.end)

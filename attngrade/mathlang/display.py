@@ -34,7 +34,7 @@ class ReadingPrinter(StrPrinter):
         return super()._print_Mul(expr).replace("**", "^").replace("*", " ")
 
     def _print_MatMul(self, expr: Any) -> str:
-        # A scalar that divides, as in (u_b u_b^T - u_c u_c^T)/beta^2, is shown after a slash.
+        # A scalar that divides, as in (u_a u_a^T + I)/beta^2, is shown after a slash.
         scalars = [a for a in expr.args if not isinstance(a, sympy.MatrixExpr)]
         if len(scalars) == 1 and scalars[0] is expr.args[0]:
             num, den = sympy.fraction(scalars[0])

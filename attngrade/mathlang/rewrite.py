@@ -61,7 +61,7 @@ _RULES: list[Rule] = [
     # I_d, I_n, I_{d}: the identity of that size
     (re.compile(r"(?<![A-Za-z\\])I_\{?\s*[A-Za-z0-9]\s*\}?(?![A-Za-z0-9_])"),
      lambda m: "I", lambda m: f"read {m.group(0)} as the identity I"),
-    # x \in \mathbb{R}^{t \times n} after a value: the shape it states is not part of the value
+    # x \in \mathbb{R}^{m \times p} after a value: the shape it states is not part of the value
     (re.compile(r"\s*\\in\s*\\mathbb\s*\{\s*R\s*\}\s*\^\s*\{[^{}]*\}\s*$"),
      lambda m: "", lambda m: None),
     # a/2\sigma^2 is a/(2 sigma^2): juxtaposition binds tighter than a slash, as in the homeworks
