@@ -34,7 +34,7 @@ SF_DECLARES = "it declares: M, k, n"
 FREE = "this part allows one free constant and you already used"
 NORM = r"only the 2-norm is supported here; write \|x\| or \|x\|_2"
 VEC_POWER = r"a d×1 matrix cannot be raised to a power; for a squared norm write \|u\|^2 or u^T u"
-O_WHOLE = "O(...) must be the whole answer, e.g. O(M^2 k)"
+O_WHOLE = "O(...) must be the whole answer, e.g. O(n^2 d)"
 
 # (table, text, message, column, caret width)
 ERRORS = [
