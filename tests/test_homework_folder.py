@@ -85,6 +85,15 @@ def test_autograder_from_the_folder_grades_in_a_gradescope_root(tmp_path):
      "keys.yaml:3: key for unknown part 'cots' (did you mean 'cost'?); the parts are: avg, cost"),
     (("keys.yaml", "  cost: O(T S h)", "  cost: {costt: O(T S h)}"),
      "keys.yaml:3: part cost has no field 'costt' (did you mean 'cost'?)"),
+    # a typo crashed the run (KeyError: 'points') or was dropped without a word (statment)
+    (("problems/averaging-and-cost.yaml", "    points: 3\n    statement:", "    pionts: 3\n    statement:"),
+     "problems/averaging-and-cost.yaml:10, part avg: unknown key 'pionts' in a part (did you mean 'points'?)"),
+    (("problems/averaging-and-cost.yaml", "    statement: >\n      Give", "    statment: >\n      Give"),
+     "problems/averaging-and-cost.yaml:11, part avg: unknown key 'statment' in a part (did you mean 'statement'?)"),
+    (("problems/averaging-and-cost.yaml", "    points: 3\n    statement:", "    points: three\n    statement:"),
+     "problems/averaging-and-cost.yaml:10, part avg: points must be a number, not 'three'"),
+    (("homework.yaml", "  - averaging-and-cost", "  - {id: averaging-and-cost, points: {avg: 3, agv: 2}}"),
+     "homework.yaml: problem averaging-and-cost has no parts ['agv'] to give points to"),
 ])
 def test_a_misspelling_fails_validate_with_file_and_line(homework, edit, says, capsys):
     name, old, new = edit

@@ -72,15 +72,25 @@ class Bank:
             raise ConfigError(f"unknown homework '{homework_id}'; the bank has: {known}")
         data = self._read("homeworks", homework_id)
         where = self.where("homeworks", homework_id)
+        only(data, "homework", where)
         problems = []
         for entry in data.get("problems", []):
             entry = {"id": entry} if isinstance(entry, str) else dict(entry)
+            only(entry, "problem entry", where)
             selected = entry.get("parts")
             points = entry.get("points", {})
             problem = self.load_problem(entry["id"])
-            if isinstance(points, (int, float)):  # one value for every part, e.g. "2 per question"
+            if isinstance(points, (int, float)) and not isinstance(points, bool):  # "2 per question"
                 points = {p.id: points for p in problem.parts}
-            overrides = tuple(sorted((str(k), float(v)) for k, v in points.items()))
+            if not isinstance(points, dict):
+                raise ConfigError(f"{where}: problem {entry['id']}: points must be a number or a mapping from part "
+                                  "id to points")
+            unknown = sorted(set(map(str, points)) - {p.id for p in problem.parts})
+            if unknown:
+                raise ConfigError(f"{where}: problem {entry['id']} has no parts {unknown} to give points to; its "
+                                  "parts are: " + ", ".join(p.id for p in problem.parts))
+            overrides = tuple(sorted((str(k), number(v, f"{where}: problem {entry['id']}, part {k}: points"))
+                                     for k, v in points.items()))
             problem = self.load_problem(entry["id"], overrides)
             if selected is not None:
                 unknown = set(map(str, selected)) - {p.id for p in problem.parts}
@@ -95,6 +105,7 @@ class Bank:
     def _load_problem(self, problem_id: str, points: tuple[tuple[str, float], ...] = ()) -> Problem:
         data = self._read("library", problem_id)
         where = self.where("library", problem_id)
+        only(data, "problem", where)
         sets = data.get("symbol_sets", {})
         overrides = dict(points)
         try:
@@ -187,10 +198,47 @@ def load_problem(problem_id: str, points: tuple[tuple[str, float], ...] = ()) ->
     return BUNDLED.load_problem(problem_id, points)
 
 
+# What each mapping of a homework or problem file may hold: any other key is a typo (`pionts`,
+# `statment`) that would otherwise be dropped without a word, or crash the run later.
+KEYS = {
+    "homework": ("schema", "id", "title", "course", "problems"),
+    "problem entry": ("id", "parts", "points"),
+    "problem": ("schema", "id", "title", "source", "intro", "symbol_sets", "parts"),
+    "part": ("id", "points", "statement", "symbols", "free_scalar", "juxtaposed_inner", "fields", "checks"),
+    "field": ("kind", "expect", "shape", "options", "percent", "filename", "symbols", "free_scalar"),
+    "check": ("check", "fields", "points", "params", "optional"),
+}
+
+
+def only(data: Mapping[str, Any], what: str, where: str) -> None:
+    """Refuse a key `what` does not take, with the likeliest one meant."""
+    import difflib
+
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: a {what} must be a mapping")
+    for key in data:
+        if str(key) not in KEYS[what]:
+            close = difflib.get_close_matches(str(key), KEYS[what], n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"{where}: unknown key '{key}' in a {what}{hint}; a {what} takes: "
+                              + ", ".join(KEYS[what]))
+
+
+def number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{what} must be a number, not {value!r}")
+    return float(value)
+
+
 def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[str, float],
           problem_id: str, where: str) -> Part:
+    if not isinstance(raw, Mapping) or "id" not in raw:
+        raise ConfigError(f"{where}: every part is a mapping with an 'id'")
     pid = str(raw["id"])
     where = f"{where}, part {pid}"
+    only(raw, "part", where)
+    if "points" not in raw:
+        raise ConfigError(f"{where}: the part has no 'points'")
     symbols = _symbols(raw.get("symbols"), sets, where)
     table = SymbolTable.from_data(symbols, free_scalar=bool(raw.get("free_scalar", False)),
                                   juxtaposed_inner=bool(raw.get("juxtaposed_inner", False)))
@@ -198,15 +246,20 @@ def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[st
     names = {f.name for f in fields}
     checks = []
     for c in raw.get("checks", []):
+        only(c, "check", where)
+        for key in ("check", "fields", "points"):
+            if key not in c:
+                raise ConfigError(f"{where}: a check without '{key}'")
         unknown = set(c.get("fields", [])) - names
         if unknown:
             raise ConfigError(f"{where}: check {c.get('check')} names unknown fields {sorted(unknown)}")
         optional = tuple(c.get("optional", ()))
         if set(optional) - set(c.get("fields", [])):
             raise ConfigError(f"{where}: check {c.get('check')}: optional fields must be among its fields")
-        checks.append(CheckSpec(check=c["check"], fields=tuple(c["fields"]), points=float(c["points"]),
+        checks.append(CheckSpec(check=c["check"], fields=tuple(c["fields"]),
+                                points=number(c["points"], f"{where}: check {c['check']}: points"),
                                 params=c.get("params") or {}, optional=optional))
-    points = float(raw["points"])
+    points = number(raw["points"], f"{where}: points")
     total = sum(c.points for c in checks)
     if abs(total - points) > 1e-9:
         raise ConfigError(f"{where}: checks add up to {total} points, the part says {points}")
@@ -248,6 +301,7 @@ def _symbols(ref: Any, sets: Mapping[str, Any], where: str) -> Any:
 
 
 def _field(name: str, spec: Mapping[str, Any], sets: Mapping[str, Any], where: str) -> Field:
+    only(spec, "field", f"{where}, field {name}")
     kind = spec.get("kind", "math")
     if kind not in FIELD_KINDS:
         raise ConfigError(f"{where}: field {name} has unknown kind '{kind}'")
