@@ -134,3 +134,14 @@ def test_an_empty_gold_file_fails_validate_not_every_student(homework, capsys):
     (homework / "gold" / "devset.tsv").write_text("")
     assert main(["validate", str(homework)]) == 2
     assert f"{homework / 'gold' / 'devset.tsv'}: the gold file is empty" in capsys.readouterr().err
+
+
+def test_a_functions_impl_params_are_read_when_the_homework_loads(tmp_path, capsys):
+    """`scale: betta` passed validate, then every run crashed mid-way (unknown symbol)."""
+    folder = tmp_path / "nyu"
+    assert main(["new-homework", "nyu-dl-transformer", "-o", str(folder)]) == 0
+    problem = folder / "problems" / "nyu-attention-theory.yaml"
+    problem.write_text(problem.read_text().replace("impl_params: {scale: beta}", "impl_params: {scale: betta}"))
+    capsys.readouterr()
+    assert main(["validate", str(folder)]) == 2
+    assert "function softargmax_beta: impl_params scale cannot be read (unknown symbol 'betta'" in capsys.readouterr().err

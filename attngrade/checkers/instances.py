@@ -68,6 +68,24 @@ def random_instance(table: SymbolTable, exprs: Iterable[Any], rng: np.random.Gen
 _DEFINITIONS: "weakref.WeakKeyDictionary[SymbolTable, dict]" = weakref.WeakKeyDictionary()
 
 
+def check_functions(table: SymbolTable, where: str) -> None:
+    """Read every declared function's definition and impl_params now, as the checks will: an
+    instructor's typo (`scale: betta`) is refused when the homework loads, not mid-run."""
+    from ..errors import ConfigError, MathError
+
+    for spec in table.specs.values():
+        if spec.kind != "function":
+            continue
+        readings = [("define", lambda: _definition(spec, table))] if spec.define is not None else []
+        readings += [(f"impl_params {key}", lambda value=value: parse(str(value), table))
+                     for key, value in spec.impl_params.items()]
+        for what, read in readings:
+            try:
+                read()
+            except MathError as err:
+                raise ConfigError(f"{where}: function {spec.name}: {what} cannot be read ({err})") from None
+
+
 def _definition(spec: Any, table: SymbolTable) -> tuple[Any, list]:
     """A defined function's body and parameters, parsed once per part's table (not per answer)."""
     known = _DEFINITIONS.setdefault(table, {})

@@ -242,6 +242,9 @@ def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[st
     symbols = _symbols(raw.get("symbols"), sets, where)
     table = SymbolTable.from_data(symbols, free_scalar=bool(raw.get("free_scalar", False)),
                                   juxtaposed_inner=bool(raw.get("juxtaposed_inner", False)))
+    from ..checkers.instances import check_functions
+
+    check_functions(table, where)
     fields = tuple(_field(name, spec or {}, sets, where) for name, spec in (raw.get("fields") or {}).items())
     names = {f.name for f in fields}
     checks = []
