@@ -94,6 +94,10 @@ def test_autograder_from_the_folder_grades_in_a_gradescope_root(tmp_path):
      "problems/averaging-and-cost.yaml:10, part avg: points must be a number, not 'three'"),
     (("homework.yaml", "  - averaging-and-cost", "  - {id: averaging-and-cost, points: {avg: 3, agv: 2}}"),
      "homework.yaml: problem averaging-and-cost has no parts ['agv'] to give points to"),
+    (("homework.yaml", "  - averaging-and-cost", "  - averaging-and-cots"),
+     "homework.yaml:7: no problem 'averaging-and-cots' (did you mean 'averaging-and-cost'?)"),
+    (("problems/averaging-and-cost.yaml", "  - id: cost", "  - id: avg"),
+     "problems/averaging-and-cost.yaml: part ids repeat: avg; give each part an id of its own"),
 ])
 def test_a_misspelling_fails_validate_with_file_and_line(homework, edit, says, capsys):
     name, old, new = edit

@@ -60,6 +60,11 @@ class Bank:
             raise ConfigError(f"{where}: expected a mapping with 'schema: {SCHEMA}'")
         return data
 
+    def problem_ids(self) -> list[str]:
+        """Every problem a homework of this bank can name."""
+        folder = self.root.joinpath("library")
+        return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml")) if folder.is_dir() else []
+
     def homework_ids(self) -> list[str]:
         folder = self.root.joinpath("homeworks")
         if not folder.is_dir():
@@ -79,6 +84,17 @@ class Bank:
             only(entry, "problem entry", where)
             selected = entry.get("parts")
             points = entry.get("points", {})
+            if "id" not in entry:
+                raise ConfigError(f"{where}: every problem entry names its problem with 'id'")
+            if not self._path("library", str(entry["id"])).is_file():
+                import difflib
+
+                known = self.problem_ids()
+                close = difflib.get_close_matches(str(entry["id"]), known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ConfigError(with_line(f"{where}: no problem '{entry['id']}'{hint}; the problems are: "
+                                            + ", ".join(known), where, self._path("homeworks", homework_id)
+                                            .read_text(encoding="utf-8")))
             problem = self.load_problem(entry["id"])
             if isinstance(points, (int, float)) and not isinstance(points, bool):  # "2 per question"
                 points = {p.id: points for p in problem.parts}
@@ -114,8 +130,9 @@ class Bank:
             text = self._path("library", problem_id).read_text(encoding="utf-8")
             raise ConfigError(with_line(str(err), where, text)) from None
         ids = [p.id for p in parts]
-        if len(ids) != len(set(ids)):
-            raise ConfigError(f"{where}: part ids repeat")
+        repeated = sorted({pid for pid in ids if ids.count(pid) > 1})
+        if repeated:
+            raise ConfigError(f"{where}: part ids repeat: {', '.join(repeated)}; give each part an id of its own")
         return Problem(id=data["id"], title=data.get("title", ""), source=data.get("source", ""),
                        intro=data.get("intro", ""), parts=parts)
 
@@ -156,6 +173,11 @@ class HomeworkFolder(Bank):
 
     def homework_ids(self) -> list[str]:
         return [self.id] if hasattr(self, "id") else []
+
+    def problem_ids(self) -> list[str]:
+        own = self.root / "problems"
+        mine = [p.stem for p in own.glob("*.yaml")] if own.is_dir() else []
+        return sorted({*mine, *BUNDLED.problem_ids()})
 
     def problem_files(self) -> list[str]:
         """The folder's homework and problem files, relative to it (what students may see)."""
