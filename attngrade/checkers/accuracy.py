@@ -401,8 +401,9 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     label = _gold_label(gold_name)
     expected = p["lines"] or (len(gold) if gold is not None else DEFAULT_LINES.get(gold_name))
     if expected is None:
-        raise ConfigError(f"part {ctx.part.id}: gold '{gold_name}' was not supplied and the check has no "
-                          "'lines' param to check the file against")
+        raise ConfigError(f"part {ctx.part.id} (problem {ctx.part.problem}): gold '{gold_name}' was not supplied and "
+                          "the check has no 'lines' param to check the file against; put the gold in the homework "
+                          f"folder as gold/{gold_name}.tsv, pass --gold {gold_name}=FILE, or give the check 'lines'")
     if gold is not None and len(gold) != expected:
         raise ConfigError(f"part {ctx.part.id}: gold '{gold_name}' has {len(gold)} lines, the check's "
                           f"'lines' param says {expected}")

@@ -376,3 +376,8 @@ def test_an_empty_gold_file_is_refused(tmp_path):
     (tmp_path / "empty.tsv").write_text("\n\n")
     with pytest.raises(ConfigError, match="the gold file is empty"):
         load_gold("mine", {"mine": tmp_path / "empty.tsv"})
+
+
+def test_a_gold_nobody_supplied_says_where_to_put_it():
+    with pytest.raises(ConfigError, match=r"gold 'devset' was not supplied .*gold/devset.tsv, pass --gold devset=FILE"):
+        grade(PARACHUTEL, DEV, {"gold": "devset"})
