@@ -298,7 +298,7 @@ def _homework_source(args: argparse.Namespace) -> tuple[Any, str | None, Path, d
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .checkers.accuracy import load_gold
+    from .checkers.accuracy import expected_lines, load_gold
     from .grading import assignment
     from .keys import load_keys
     from .problems import HOMEWORK_FILE, HomeworkFolder
@@ -318,6 +318,10 @@ def _validate(args: argparse.Namespace) -> int:
         homework = bank.load_homework(hid)  # problem files: params, fields, checks
         keys = load_keys(solutions, homework)
         assignment(homework, keys, solutions=solutions)  # keys cover every key-based check
+        for part in homework.parts:  # every gold a check reads is there, or its length is known
+            for spec in part.checks:
+                if spec.check == "accuracy_file":
+                    expected_lines(part, spec.prepared, gold)
         checks = sum(len(p.checks) for p in homework.parts)
         print(f"{hid}: ok ({len(homework.parts)} parts, {checks} checks, "
               f"{'keys from ' + str(keys.source) if keys else 'no keys needed'})")

@@ -149,3 +149,17 @@ def test_a_functions_impl_params_are_read_when_the_homework_loads(tmp_path, caps
     capsys.readouterr()
     assert main(["validate", str(folder)]) == 2
     assert "function softargmax_beta: impl_params scale cannot be read (unknown symbol 'betta'" in capsys.readouterr().err
+
+
+def test_a_gold_the_folder_does_not_have_fails_validate(tmp_path, capsys, root):
+    folder = tmp_path / "a5"
+    assert main(["new-homework", "cs224n-w21-a5", "-o", str(folder)]) == 0
+    shutil.copy(root / "solutions" / "cs224n-w21-a5" / "keys.yaml", folder / "keys.yaml")
+    problem = folder / "problems" / "cs224n-pretraining-knowledge.yaml"
+    problem.write_text(problem.read_text().replace("gold: dev, file: dev", "gold: devset, file: dev", 1))
+    capsys.readouterr()
+    assert main(["validate", str(folder)]) == 2
+    assert "gold 'devset' was not supplied" in capsys.readouterr().err
+    (folder / "gold").mkdir()
+    shutil.copy(root / "attngrade" / "data" / "cs224n-w21-a5" / "birth_dev.tsv", folder / "gold" / "devset.tsv")
+    assert main(["validate", str(folder)]) == 0
