@@ -298,7 +298,7 @@ def _homework_source(args: argparse.Namespace) -> tuple[Any, str | None, Path, d
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .checkers.accuracy import expected_lines, load_gold
+    from .checkers.accuracy import expected_lines
     from .grading import assignment
     from .keys import load_keys
     from .problems import HOMEWORK_FILE, HomeworkFolder
@@ -312,13 +312,11 @@ def _validate(args: argparse.Namespace) -> int:
     if not ids:
         raise ConfigError(f"{args.bank}: no homeworks/*.yaml in this bank")
     gold = bank.gold() if isinstance(bank, HomeworkFolder) else {}
-    for name, path in gold.items():  # the folder's gold files read as the checks will read them
-        load_gold(name, gold)
     for hid in ids:
         homework = bank.load_homework(hid)  # problem files: params, fields, checks
         keys = load_keys(solutions, homework)
         assignment(homework, keys, solutions=solutions)  # keys cover every key-based check
-        for part in homework.parts:  # every gold a check reads is there, or its length is known
+        for part in homework.parts:  # every gold a check reads is there and readable, or its length is known
             for spec in part.checks:
                 if spec.check == "accuracy_file":
                     expected_lines(part, spec.prepared, gold)

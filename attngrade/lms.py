@@ -85,7 +85,9 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt}: use one of {', '.join(FORMATS)}")
     graded = sorted({r["homework"] for r in results if r.get("homework") and not r.get("error")})
-    if homework is not None and homework not in graded:
+    # A homework no submission names is a typo, unless nothing was graded (then every row is blank).
+    named = {r["homework"] for r in results if r.get("homework")}  # every submission of it may have failed
+    if homework is not None and homework not in named and graded:
         raise ConfigError(f"--homework {homework}: this run graded {', '.join(graded) or 'no homework'}")
     homework = homework or _only_homework(graded)
     # A submission that could not be graded for another homework this run graded is that one's;
@@ -131,6 +133,9 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
 
 def _only_homework(homeworks: list[str]) -> str:
     """The one homework the run graded: an assignment column holds one homework's scores."""
+    if not homeworks:
+        raise ConfigError("no submission of this run could be graded; name the homework to export with "
+                          "--homework ID (its rows are exported blank)")
     if len(homeworks) != 1:
         raise ConfigError("these results hold several homeworks "
                           f"({', '.join(homeworks) or 'none'}), and one column holds one homework's scores; "

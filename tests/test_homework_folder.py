@@ -132,12 +132,21 @@ def test_a_broken_others_note_fails_when_the_bank_loads(homework, capsys):
     assert "'others' may use only {name}" in capsys.readouterr().err
 
 
-def test_an_empty_gold_file_fails_validate_not_every_student(homework, capsys):
-    """Against an empty gold every prediction file is 'too long': all students had 0, the run exit 0."""
-    (homework / "gold").mkdir()
-    (homework / "gold" / "devset.tsv").write_text("")
-    assert main(["validate", str(homework)]) == 2
-    assert f"{homework / 'gold' / 'devset.tsv'}: the gold file is empty" in capsys.readouterr().err
+def test_an_empty_gold_file_fails_validate_not_every_student(tmp_path, capsys, root):
+    """Against an empty gold every prediction file is 'too long': all students had 0, the run exit 0.
+    Only the gold the checks read is read: notes beside it are no one's business."""
+    folder = tmp_path / "a5"
+    assert main(["new-homework", "cs224n-w21-a5", "-o", str(folder)]) == 0
+    shutil.copy(root / "solutions" / "cs224n-w21-a5" / "keys.yaml", folder / "keys.yaml")
+    (folder / "gold").mkdir()
+    (folder / "gold" / "README.md").write_text("dev.tsv is this term's dev set\n")
+    (folder / "gold" / ".DS_Store").write_bytes(b"\xff\x00")
+    (folder / "gold" / "dev.tsv").write_text("")
+    capsys.readouterr()
+    assert main(["validate", str(folder)]) == 2
+    assert f"{folder / 'gold' / 'dev.tsv'}: the gold file is empty" in capsys.readouterr().err
+    shutil.copy(root / "attngrade" / "data" / "cs224n-w21-a5" / "birth_dev.tsv", folder / "gold" / "dev.tsv")
+    assert main(["validate", str(folder)]) == 0
 
 
 def test_a_functions_impl_params_are_read_when_the_homework_loads(tmp_path, capsys):

@@ -119,3 +119,18 @@ def test_a_run_of_several_homeworks_is_exported_one_homework_at_a_time(tmp_path,
     assert lines[0][5] == "mimuw-2022-p4" and [(line[3], line[5]) for line in lines[2:]][0][0] == "b"
     assert ("c", "") in [(line[3], line[5]) for line in lines[2:]]  # the error row: in every export, blank
     assert float(lines[1][5]) == 40
+
+
+def test_a_homework_whose_every_submission_failed_is_exported_blank(tmp_path, capsys):
+    cls = tmp_path / "cls"
+    cls.mkdir()
+    for name in ("ada", "bob"):
+        (cls / f"{name}.yaml").write_text("homework: cs224n-w21-a5\nanswers: [1, 2]\n")
+    out = tmp_path / "out"
+    assert main(["run", str(cls), "-o", str(out), "--solutions", str(ROOT / "solutions"), "--workers", "1"]) == 1
+    capsys.readouterr()
+    assert main(["export", str(out), "--format", "canvas"]) == 2
+    assert "no submission of this run could be graded" in capsys.readouterr().err
+    assert main(["export", str(out), "--format", "canvas", "--homework", "cs224n-w21-a5"]) == 0
+    lines = list(csv.reader((out / "export-canvas.csv").open(encoding="utf-8", newline="")))
+    assert [(line[3], line[5]) for line in lines[2:]] == [("ada", ""), ("bob", "")]

@@ -187,7 +187,8 @@ class HomeworkFolder(Bank):
     def gold(self) -> dict[str, Path]:
         """NAME -> file for every file in DIR/gold (the name is the file's stem)."""
         folder = self.root.absolute() / "gold"  # read where the checks run (a Dask worker)
-        return {p.stem: p for p in sorted(folder.iterdir()) if p.is_file()} if folder.is_dir() else {}
+        return ({p.stem: p for p in sorted(folder.iterdir()) if p.is_file() and not p.name.startswith(".")}
+                if folder.is_dir() else {})  # hidden files (.DS_Store) are no one's gold
 
 
 HOMEWORK_FILE = "homework.yaml"
