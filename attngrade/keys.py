@@ -73,8 +73,8 @@ def _parse(path: Path, data: Any, homework: Homework) -> Keys:
                 close = difflib.get_close_matches(str(name), [f.name for f in part.fields], n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise ConfigError(f"{path}: part {pid} has no field {str(name)!r}{hint}") from None
-            except FieldError as err:
-                raise ConfigError(f"{path}: the key does not read: {err}") from None
+            except FieldError as err:  # named as `part P, field 'F'`, so the message gets the field's line
+                raise ConfigError(f"{path}: part {pid}, field '{name}': the key does not read: {err.message}") from None
             except Exception as err:  # noqa: BLE001 - a key that breaks the reader is the key's fault
                 raise ConfigError(f"{path}: the key of {pid}, field {name} cannot be read "
                                   f"({type(err).__name__}: {err})") from None

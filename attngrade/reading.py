@@ -40,6 +40,7 @@ class FieldError(Exception):
         super().__init__(f"{part}, field {field}: {message}")
         self.part = part
         self.field = field
+        self.message = message  # without the part and field, for a caller that names them itself
 
 
 def read_field(part: Part, field: Field, raw: Any, folder: Path | None = None,

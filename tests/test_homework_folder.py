@@ -96,6 +96,8 @@ def test_autograder_from_the_folder_grades_in_a_gradescope_root(tmp_path):
      "homework.yaml: problem averaging-and-cost has no parts ['agv'] to give points to"),
     (("homework.yaml", "  - averaging-and-cost", "  - averaging-and-cots"),
      "homework.yaml:7: no problem 'averaging-and-cots' (did you mean 'averaging-and-cost'?)"),
+    (("keys.yaml", "  cost: O(T S h)", "  cost: O(T S w)"),
+     "keys.yaml:3: part cost, field 'cost': the key does not read: unknown symbol 'w'"),
     (("problems/averaging-and-cost.yaml", "  - id: cost", "  - id: avg"),
      "problems/averaging-and-cost.yaml: part ids repeat: avg; give each part an id of its own"),
 ])
