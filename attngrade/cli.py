@@ -298,7 +298,7 @@ def _homework_source(args: argparse.Namespace) -> tuple[Any, str | None, Path, d
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .checkers.accuracy import expected_lines
+    from .checkers.accuracy import expected_lines, load_gold
     from .grading import assignment
     from .keys import load_keys
     from .problems import HOMEWORK_FILE, HomeworkFolder
@@ -319,7 +319,7 @@ def _validate(args: argparse.Namespace) -> int:
         for part in homework.parts:  # every gold a check reads is there and readable, or its length is known
             for spec in part.checks:
                 if spec.check == "accuracy_file":
-                    expected_lines(part, spec.prepared, gold)
+                    expected_lines(part, spec.prepared, load_gold(spec.prepared["gold"], gold))
         checks = sum(len(p.checks) for p in homework.parts)
         print(f"{hid}: ok ({len(homework.parts)} parts, {checks} checks, "
               f"{'keys from ' + str(keys.source) if keys else 'no keys needed'})")

@@ -8,6 +8,7 @@ own entry wins over the group's. An edited file is never overwritten.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -228,8 +229,6 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
         else:
             student, part = str(entry.get("student")), str(entry.get("part"))
             if student not in students:
-                import difflib
-
                 close = difflib.get_close_matches(student, sorted(students), n=1, cutoff=0.8) or [
                     s for s in students if s.lower() == student.lower()][:1]
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -260,8 +259,6 @@ KEYS = {"groups": ("homework", "part", "group", "count", "answer", "graded", "sc
 
 def _known_keys(entry: dict, section: str, where: str) -> None:
     """A key attngrade does not read is a typo (`manual-score`): a decision it would silently drop."""
-    import difflib
-
     for key in entry:
         if str(key) not in KEYS[section]:
             close = difflib.get_close_matches(str(key).replace("-", "_").lower(), KEYS[section], n=1, cutoff=0.6)

@@ -394,11 +394,11 @@ def _gold_label(name: str) -> str:
 
 
 # -- the check ----------------------------------------------------------------------
-def expected_lines(part: Part, prepared: Mapping[str, Any], supplied: Mapping[str, Any]) -> int:
-    """How many predictions a file must hold: the check's `lines`, else its gold's length; a gold
-    nobody supplied and no `lines` is the instructor's to fix (`grade validate` asks this too)."""
+def expected_lines(part: Part, prepared: Mapping[str, Any], gold: tuple[str, ...] | None) -> int:
+    """How many predictions a file must hold: the check's `lines`, else its gold's length (`gold`,
+    as `load_gold` gives it); a gold nobody supplied and no `lines` is the instructor's to fix
+    (`grade validate` asks this too)."""
     gold_name = prepared["gold"]
-    gold = load_gold(gold_name, supplied)
     expected = prepared["lines"] or (len(gold) if gold is not None else DEFAULT_LINES.get(gold_name))
     if expected is None:
         raise ConfigError(f"part {part.id} (problem {part.problem}): gold '{gold_name}' was not supplied and "
@@ -412,7 +412,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     gold_name = p["gold"]
     gold = load_gold(gold_name, ctx.gold)
     label = _gold_label(gold_name)
-    expected = expected_lines(ctx.part, p, ctx.gold)
+    expected = expected_lines(ctx.part, p, gold)
     if gold is not None and len(gold) != expected:
         raise ConfigError(f"part {ctx.part.id}: gold '{gold_name}' has {len(gold)} lines, the check's "
                           f"'lines' param says {expected}")

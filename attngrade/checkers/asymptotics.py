@@ -154,7 +154,7 @@ def oscillating(exprs: Sequence[Any], growing: Sequence[sympy.Symbol]) -> Any | 
     they see whatever phase the scales happen to land on. An argument whose limit cannot
     be found counts as growing (the caller then decides nothing from samples)."""
     for expr in exprs:
-        for call in sympy.sympify(expr).atoms(*PERIODIC):
+        for call in expr.atoms(*PERIODIC):  # a reading: sympy already, built by our parser
             arg = call.args[0]
             for t in growing:
                 if t not in arg.free_symbols:

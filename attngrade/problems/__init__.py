@@ -13,6 +13,7 @@ same way anywhere on disk.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from functools import lru_cache
 from importlib.resources import files
@@ -87,8 +88,6 @@ class Bank:
             if "id" not in entry:
                 raise ConfigError(f"{where}: every problem entry names its problem with 'id'")
             if not self._path("library", str(entry["id"])).is_file():
-                import difflib
-
                 known = self.problem_ids()
                 close = difflib.get_close_matches(str(entry["id"]), known, n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -235,8 +234,6 @@ KEYS = {
 
 def only(data: Mapping[str, Any], what: str, where: str) -> None:
     """Refuse a key `what` does not take, with the likeliest one meant."""
-    import difflib
-
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: a {what} must be a mapping")
     for key in data:
@@ -310,8 +307,6 @@ def prepare_check(part: Part, spec: CheckSpec, where: str) -> CheckSpec:
 
     check = REGISTRY.get(spec.check)
     if check is None:
-        import difflib
-
         close = difflib.get_close_matches(str(spec.check), list(REGISTRY), n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ConfigError(f"{where}: unknown check '{spec.check}'{hint}; the checks are: {', '.join(REGISTRY)}")

@@ -143,10 +143,11 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
         answer["status"] = status
         return answer
     try:
-        first, after = protocol.decode_at(bytes(result), 0, LAYERS_ROOM)
+        received = bytes(result)
+        first, after = protocol.decode_at(received, 0, LAYERS_ROOM)
         if isinstance(first, dict) and "setup_error" in first:  # the sandbox could not be entered
             return {**answer, "status": "failed", "error": str(first["setup_error"])}
-        message, _ = protocol.decode_at(bytes(result), after, protocol.MAX_RESULT)
+        message, _ = protocol.decode_at(received, after, protocol.MAX_RESULT)
     except protocol.TooLarge as err:
         return {**answer, "status": "too_large", "error": str(err)}
     except (EOFError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested past reading
