@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
+import shutil
 import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .errors import ConfigError, SubmissionError
 from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
                       start_fork_server)
 from .grading.execute import settle
 from .grading import run as run_tasks
-from .grading.plan import place_of
+from .grading.plan import Loaded, place_of, student_of, unique_students
 from .grading.shards import plan_split
 from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
@@ -35,8 +37,9 @@ from .overrides import template, write_template
 from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
 from .records import Homework, Result
+from .reports.folders import FolderMaker
 from .reports.parallel import ClassPage, ReportPool, write_reports
-from .runfolder import apart, check_only_outputs, claimed, staged
+from .runfolder import apart, check_only_outputs, claimed, new_stage, staged
 from .scale import LARGE_CLASS
 
 if TYPE_CHECKING:
@@ -70,6 +73,15 @@ class Batch:
 
     def stats_json(self) -> dict[str, Any]:
         return {**self.stats.to_json(), "timings": self.timings}
+
+
+def _who(entries: Iterable[Any]) -> tuple[list[Path], list[str]]:
+    """Where each submission (or plan entry) is in the class, and its student id."""
+    places, students = [], []
+    for entry in entries:
+        places.append(place_of(entry))
+        students.append(student_of(entry))
+    return places, students
 
 
 def resolver(solutions: Path, gold: dict[str, Path] | None = None, bank: Bank = BUNDLED):
@@ -115,7 +127,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                 progress: Quiet | None = None,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
-                reports: ReportPool | None = None, freeze: bool = False, out: Path | None = None) -> Batch:
+                reports: ReportPool | None = None, freeze: bool = False, out: Path | None = None,
+                named: Callable[[list[Path], list[str]], None] | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
     `runner` is where the run stage executes (default: worker processes on this machine);
@@ -124,7 +137,9 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     calls gc.unfreeze() when done with the batch); `out`: the OUT the run writes, where the run
     before left which folders were classes and each submission's id (see `lastrun`; the ids are
     read once the processes started when the submissions are counted are forked, so that none
-    holds a copy of them).
+    holds a copy of them); `named` is told where each submission is and the id it goes by, in
+    order, as soon as that is known (before the class is read, if it is loaded whole), so that
+    the run's folders are made meanwhile.
     """
     batch = Batch()
     progress = progress or Quiet()
@@ -155,6 +170,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                          found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out,
                          mixed=mixed)
         progress.stage(f"reading {len(items)} submissions", len(items))
+        if named is not None and isinstance(items, Loaded):
+            named(*_who(unique_students(items, items.names)))  # the ids the plan gives, as it will give them
         planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
     if freeze and len(items) < LARGE_CLASS:
         # What the plan read stays alive to the end of the run: out of the cyclic collector's
@@ -165,6 +182,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         # (100,000 students with distinct prediction files: 999 MB instead of 785). `run` unfreezes.
         gc.freeze()
     _check_gold_names(gold or {}, planned.assignments)
+    if named is not None and not isinstance(items, Loaded):
+        named(*_who(planned.entries))
     with _timed(batch.timings, "run"):
         progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
         runner = runner or executor(processes, budget, from_server=served)
@@ -202,10 +221,12 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         # The report processes are forked before the class is read, while this process is small
         # (see reports.parallel).
         reports = _reports(runner, workers)
+        early = _Early(out, default_workers() if workers is None else workers, reports)
         try:
             try:
                 batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
-                                    homework=homework, runner=runner, reports=reports, freeze=True, out=out)
+                                    homework=homework, runner=runner, reports=reports, freeze=True, out=out,
+                                    named=early.named)
             except KeyboardInterrupt:
                 sys.stderr.write(f"grade: stopped while grading, before anything was written; {out} is as it was\n")
                 raise
@@ -213,10 +234,11 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
             batch.messages[:0] = said
             if people is not None:
                 batch.messages += unmatched((r.student for r in batch.results), people)
-            return _finish(batch, out, overrides, progress, rubric, people, workers, reports)
+            return _finish(batch, out, overrides, progress, rubric, people, workers, reports, early)
         finally:
             gc.unfreeze()
             reports.close()
+            early.close()
             progress.close()
 
 
@@ -242,7 +264,8 @@ def _check_overrides_file(overrides: Path | None, out: Path) -> None:
 
 
 def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False,
-            roster: dict | None = None, workers: int | None = 1, reports: ReportPool | None = None) -> Batch:
+            roster: dict | None = None, workers: int | None = 1, reports: ReportPool | None = None,
+            early: "_Early | None" = None) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
@@ -259,9 +282,14 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                                                {p.id: p for p in hw.parts}) for hid, hw in homeworks.items()}
             _group_examples(batch, set(decisions.students))
     settle()  # the run stage's pool, joined in the background: done before report processes fork
-    keeping = _keeping(batch, batch.last(), out)
-    with _timed(batch.timings, "write"), staged(out, batch.messages, keeping.persons) as stage:
+    made = early.taken(batch) if early is not None else None
+    if made is None:
+        keeping = _keeping(batch.places, [r.student for r in batch.results], batch.last(), out, batch.messages)
+        made = _Made(keeping, _folders(batch.results, keeping))
+    with _timed(batch.timings, "write"), staged(out, batch.messages, made.keeping.persons, made.stage) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
+        if made.maker is not None:
+            made.maker.wait()
 
         def overrides_template() -> None:
             batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
@@ -269,7 +297,8 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
 
         try:
             write_outputs(batch.results, stage, homeworks, batch.groups, progress, rubric=rubric, roster=roster,
-                          workers=workers, reports=reports, meanwhile=overrides_template, keeping=keeping)
+                          workers=workers, reports=reports, meanwhile=overrides_template, keeping=made.keeping,
+                          folders=made.folders, fresh=stage != Path(os.path.abspath(out)))
         finally:
             if reports is not None:
                 # Every report is written, or the run stopped: either way the processes writing
@@ -307,17 +336,17 @@ class Keeping:
                              folders, self.held)
 
 
-def _keeping(batch: Batch, last: lastrun.LastRun, out: Path) -> Keeping:
-    keeping = Keeping(batch.places)
+def _keeping(where: list[Path], students: list[str], last: lastrun.LastRun, out: Path, said: list[str]) -> Keeping:
+    """What the run keeps of `last` for submissions found at `where` (in order) under the ids `students`."""
+    keeping = Keeping(where)
     if not last.known:
         return keeping
-    places = [lastrun.place_key(p) for p in batch.places]
+    places = [lastrun.place_key(p) for p in where]
     found = sum(1 for place in places if place in last.entries)
     if last.entries and found < min(len(places), len(last.entries)) / 2:
-        batch.messages.append(f"{out / lastrun.FILE}: only {found} of this run's {len(places)} submissions were "
-                              "in the run before (was the class moved?); the others were given ids and "
-                              "folders afresh")
-    keeping.wanted = last.wanted(places, [r.student for r in batch.results], fits=gives_folder)
+        said.append(f"{out / lastrun.FILE}: only {found} of this run's {len(places)} submissions were "
+                    "in the run before (was the class moved?); the others were given ids and folders afresh")
+    keeping.wanted = last.wanted(places, students, fits=gives_folder)
     keeping.held = last.held(out, places, keeping.wanted)
     keeping.persons = last.unlisted(out)
     keeping.reserved = {e.folder for e in keeping.held.values()} | keeping.persons
@@ -328,12 +357,13 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
                   groups: dict[str, dict[str, list[Group]]] | None = None, progress: Quiet | None = None,
                   rubric: bool = False, roster: dict | None = None, workers: int | None = 1,
                   reports: ReportPool | None = None, meanwhile: Callable[[], None] | None = None,
-                  keeping: "Keeping | None" = None) -> None:
+                  keeping: "Keeping | None" = None, folders: list[str] | None = None, fresh: bool = False) -> None:
     """results.json, grades.csv, a report per student and the class page; `meanwhile` is
     called with the tables, while report processes render (this process would only wait).
-    `keeping`: the folders the run before gave and held, and how to list this run's (`lastrun`)."""
+    `keeping`: the folders the run before gave and held, and how to list this run's (`lastrun`);
+    `folders`: the result's folders, if named already (`_folders`); `fresh`: `out` is a staged OUT."""
     out.mkdir(parents=True, exist_ok=True)
-    folders = folder_names(results, keeping.wanted, keeping.reserved) if keeping else folder_names(results)
+    folders = folders if folders is not None else _folders(results, keeping)
     advance = progress.advance if progress is not None else (lambda count=1: None)
 
     def tables() -> None:
@@ -346,5 +376,70 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
 
     write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
                   advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports,
-                  meanwhile=tables)
+                  meanwhile=tables, fresh=fresh)
 
+
+
+def _folders(results: Sequence[Result], keeping: Keeping | None) -> list[str]:
+    return folder_names(results, keeping.wanted, keeping.reserved) if keeping else folder_names(results)
+
+
+@dataclass
+class _Made:
+    """The run's folders, named (and, with `maker`, being made in `stage`) before the class was checked."""
+
+    keeping: Keeping
+    folders: list[str]
+    stage: Path | None = None
+    maker: FolderMaker | None = None
+    students: list[str] = field(default_factory=list)  # the ids they were named for
+
+
+class _Early:
+    """With more than one worker: the staged OUT and its students' folders made while the class is
+    read and checked (`reports.folders`), as soon as it is known who is in it."""
+
+    def __init__(self, out: Path, workers: int, reports: Any):
+        self.out, self.workers, self.reports = out, workers, reports
+        self.made: _Made | None = None
+        self.said: list[str] = []
+
+    def named(self, places: list[Path], students: list[str]) -> None:
+        if self.workers <= 1 or not places:
+            return
+        pool = getattr(self.reports, "early", None)
+        if len(places) >= LARGE_CLASS and pool is None:
+            return  # a large class is never forked from (see reports.folders), and no process is free
+        stage = new_stage(self.out)
+        if stage is None:
+            return  # OUT is written in place: its folders may be there already
+        keeping = _keeping(places, students, lastrun.read(self.out, quiet=True), self.out, self.said)
+        folders = folder_names([_Named(s) for s in students], keeping.wanted, keeping.reserved)
+        self.made = _Made(keeping, folders, stage, FolderMaker(stage, folders, pool).start(), students)
+
+    def taken(self, batch: Batch) -> _Made | None:
+        """What was made, for `batch` to write into; None if nothing was (or it was made for other ids)."""
+        made, self.made = self.made, None
+        if made is None:
+            return None
+        if made.students != [r.student for r in batch.results] or made.keeping.places != batch.places:
+            self.made = made  # close() removes it
+            return None
+        batch.messages += self.said
+        return made
+
+    def close(self) -> None:
+        """Remove a stage no run took (the run stopped first)."""
+        made, self.made = self.made, None
+        if made is not None:
+            if made.maker is not None:
+                made.maker.stop()
+            if made.stage is not None:
+                shutil.rmtree(made.stage, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A result as `folder_names` sees it: an id (known from the plan, before there is a result)."""
+
+    student: str

@@ -63,18 +63,36 @@ def claimed(out: Path, said: list[str]) -> Iterator[None]:
             _HELD.discard(out)
 
 
+def new_stage(out: Path) -> Path | None:
+    """A staging folder for OUT made now, for `staged` to use later (the students' folders can
+    then be made in it while the class is graded); None where OUT is written in place. The
+    caller removes it if `staged` never takes it (a run killed before then leaves it for the
+    next run to discard, as any partial run)."""
+    out = Path(os.path.abspath(out))
+    if _in_place(out):
+        return None
+    return _make_stage(out)
+
+
+def _make_stage(out: Path) -> Path:
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+
+
 @contextmanager
-def staged(out: Path, said: list[str], persons: Collection[str] = ()) -> Iterator[Path]:
+def staged(out: Path, said: list[str], persons: Collection[str] = (), stage: Path | None = None) -> Iterator[Path]:
     """Yield a fresh folder to write the run into; switch it in as OUT when the block ends.
 
     OUT is held (`claimed`) if the caller does not hold it already. On an exception (Ctrl-C
     included) the staging folder is removed, OUT is untouched, and stderr says so.
     `persons`: folders of OUT the run before did not write (see `lastrun`): a person's, a
-    report.html in them included.
+    report.html in them included. `stage`: one `new_stage` made for this OUT, used (and so
+    removed or switched in) instead of a new one.
     """
     out = Path(os.path.abspath(out))
     with claimed(out, said):
         if _in_place(out):
+            if stage is not None:  # OUT became a mount point or lost its parent's permission meanwhile
+                shutil.rmtree(stage, ignore_errors=True)
             said.append(f"{out} cannot be replaced as a whole (a mount point, a link, or its parent is not "
                         "writable): its outputs were written in place")
             earlier = _reports_in(out, persons)
@@ -88,7 +106,7 @@ def staged(out: Path, said: list[str], persons: Collection[str] = ()) -> Iterato
             said.extend(_remove_unwritten(earlier, out))
             (out / WRITING).unlink(missing_ok=True)
             return
-        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        stage = stage or _make_stage(out)
         try:
             for name in CARRIED:
                 if (out / name).is_file():

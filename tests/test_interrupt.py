@@ -2,8 +2,9 @@
 
 A run writes into a hidden staging folder beside OUT (`.OUT.partial-XXXX`) and switches it
 in when complete (`attngrade/runfolder.py`). So a SIGKILL at any moment leaves OUT exactly
-as it was; the next run discards the partial folder, says so, and writes everything. Each
-output is also written atomically, so not even the staging folder holds a torn file.
+as it was; the next run discards the partial folder, says so, and writes everything. The
+tables are written atomically even in the staging folder; a student's report there is
+written directly (nobody reads the folder before the switch, and a killed run's is discarded).
 
 The overrides file a person has edited survives an interrupted rerun and the rerun after.
 """
@@ -93,8 +94,9 @@ def kill_mid_write(cmd: list[str], out: Path, after_reports: int = 3, cwd: Path 
     return written
 
 
-def check_nothing_torn(out: Path) -> list[Path]:
-    """Every output present is whole; returns the temporary files left behind."""
+def check_nothing_torn(out: Path, staged: bool = False) -> list[Path]:
+    """Every output present is whole (but the reports of a `staged` run, written directly and
+    never seen if it was killed); returns the temporary files left behind."""
     leftovers: list[Path] = []
     for path in out.rglob("*"):
         if path.is_dir():
@@ -114,7 +116,7 @@ def check_nothing_torn(out: Path) -> list[Path]:
             assert path.name in OUTPUTS, f"unexpected file {path}"
         else:
             assert path.name == "report.html", f"unexpected file {path}"
-    for report in reports(out):
+    for report in [] if staged else out.glob("*/report.html"):
         assert report.read_text(encoding="utf-8").rstrip().endswith("</html>"), f"torn {report}"
     if (out / "index.html").exists():
         assert (out / "index.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
@@ -156,7 +158,7 @@ def test_sigkill_mid_write_writes_no_output_and_a_rerun_completes(big_class, tmp
     assert 0 < written < 300, "the kill landed while reports were being written"
     assert not out.exists(), "a first run killed before its end leaves no OUT at all"
     (partial,) = staging(out)
-    check_nothing_torn(partial)
+    check_nothing_torn(partial, staged=True)
 
     rerun = subprocess.run(command(big_class, out), capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
@@ -536,3 +538,80 @@ def test_a_folder_bound_onto_itself_is_written_in_place(tmp_path):
     finally:
         subprocess.run(["umount", str(out)], check=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["class", "my out"]
+
+
+def _class_checked_with_the_stage_looked_at(monkeypatch, tmp_path, copies: int) -> tuple[Path, Path, list]:
+    """Run two workers over a class, looking at the staging folder while the class is checked."""
+    from attngrade import batch as batch_module
+
+    cls, out = make_class(tmp_path / "class", copies), tmp_path / "out"
+    seen: list = []
+    checked = batch_module.run_tasks
+
+    def looking(*args, **kwargs):
+        stages = staging(out)
+        seen.append(stages)
+        deadline = time.monotonic() + 30
+        while stages and len(list(stages[0].iterdir())) < copies and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen.append(sorted(p.name for p in stages[0].iterdir()) if stages else [])
+        return checked(*args, **kwargs)
+
+    monkeypatch.setattr(batch_module, "run_tasks", looking)
+    batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
+    return cls, out, seen
+
+
+def test_with_two_workers_the_students_folders_are_made_while_the_class_is_checked(monkeypatch, tmp_path):
+    # Making 1,000 folders costs a slow disk most of a second, and two processes make them no
+    # faster: with more than one worker they are made while the class is checked.
+    cls, out, seen = _class_checked_with_the_stage_looked_at(monkeypatch, tmp_path, 30)
+    assert len(seen[0]) == 1, "the staging folder exists before the class is checked"
+    assert seen[1] == sorted(folders_listed(out).values()), "every student's folder is made meanwhile"
+    assert staging(out) == [] and sorted(p.name for p in out.iterdir() if p.is_dir()) == seen[1]
+    alone = tmp_path / "alone"
+    assert subprocess.run(command(cls, alone), capture_output=True).returncode == 0
+    for name in ("results.json", "grades.csv"):
+        assert (out / name).read_bytes() == (alone / name).read_bytes()
+    for folder in seen[1]:
+        assert (out / folder / "report.html").read_bytes() == (alone / folder / "report.html").read_bytes()
+
+
+def test_a_large_class_has_its_folders_made_by_a_report_process_forked_before_it_was_read(monkeypatch, tmp_path):
+    from attngrade import batch as batch_module
+    from attngrade.reports import parallel
+
+    monkeypatch.setattr(parallel, "FORK_EARLY_FROM", 2)
+    monkeypatch.setattr(parallel, "SERIAL_BELOW", 2)
+    monkeypatch.setattr(batch_module, "LARGE_CLASS", 2)
+    from attngrade.reports.folders import FolderMaker
+
+    makers: list[FolderMaker] = []
+    start = FolderMaker.start
+    monkeypatch.setattr(FolderMaker, "start", lambda self: makers.append(start(self)) or makers[-1])
+    cls, out, seen = _class_checked_with_the_stage_looked_at(monkeypatch, tmp_path, 30)
+    assert seen[1] == sorted(folders_listed(out).values())
+    assert makers[0].pool is not None, "a large class is never forked from: a report process made them"
+
+
+def test_a_run_stopped_while_checking_leaves_no_staging_folder_and_no_folder_maker(monkeypatch, tmp_path):
+    from attngrade import batch as batch_module
+    from attngrade.reports.folders import FolderMaker
+
+    cls, out = make_class(tmp_path / "class", 300), tmp_path / "out"
+    makers: list[FolderMaker] = []
+    start = FolderMaker.start
+    monkeypatch.setattr(FolderMaker, "start", lambda self: makers.append(self) or start(self))
+
+    def stopped(*args, **kwargs):
+        assert staging(out) and makers[0]._pid, "the folders are being made"
+        makers.append(makers[0]._pid)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch_module, "run_tasks", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
+    time.sleep(0.3)  # a maker still running would have made a folder again by now
+    assert staging(out) == [] and not out.exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(makers[1], 0)  # ended and reaped

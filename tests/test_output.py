@@ -6,6 +6,7 @@ import csv
 import io
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,17 @@ def test_students_whose_ids_clash_as_folders_each_get_their_own_report(tmp_path)
     assert sorted(listed) == ["a b", "a_b", "a_b-2"]
     for student, folder in zip(listed, folder_names(_named(*listed))):
         assert f"{student}</" in (out / folder / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_report_in_a_staged_out_is_written_directly_and_never_over_another_file(tmp_path):
+    from attngrade.output import write_new
+
+    write_new(tmp_path / "ann" / "report.html", ["<p>", "ann", "</p>"])  # its folder made if not there
+    assert (tmp_path / "ann" / "report.html").read_text() == "<p>ann</p>"
+    assert [p.name for p in (tmp_path / "ann").iterdir()] == ["report.html"], "no temporary file was made"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "ann" / "report.html").stat().st_mode & 0o777 == 0o666 & ~umask
+    with pytest.raises(FileExistsError):
+        write_new(tmp_path / "ann" / "report.html", "a second report for one folder is a bug, not a rewrite")
+    assert (tmp_path / "ann" / "report.html").read_text() == "<p>ann</p>"

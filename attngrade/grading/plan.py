@@ -382,9 +382,13 @@ def _own_name(item: Submission | Result) -> str:
     return _named(Path(item.source))
 
 
-def place_of(entry: "SubmissionReading | Result") -> Path:
-    """Where a plan entry's submission is in the class (see `_place`)."""
-    return _place(entry if isinstance(entry, Result) else entry.submission)
+def place_of(entry: "SubmissionReading | Submission | Result") -> Path:
+    """Where a plan entry's (or a loaded item's) submission is in the class (see `_place`)."""
+    return _place(entry.submission if isinstance(entry, SubmissionReading) else entry)
+
+
+def student_of(entry: "SubmissionReading | Submission | Result") -> str:
+    return entry.submission.student if isinstance(entry, SubmissionReading) else entry.student
 
 
 def _place(item: Submission | Result) -> Path:

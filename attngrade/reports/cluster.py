@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..grading.distributed import DaskExecutor
-from ..output import write_atomic
+from ..output import write_atomic, write_new
 from ..records import Homework, Result
 
 CHUNK = 200  # reports a worker renders per task: pages are small, a round trip is not
@@ -25,6 +25,8 @@ IN_FLIGHT_PER_THREAD = 3  # chunks sent ahead per worker thread: none waits whil
 class ClusterReports:
     executor: DaskExecutor
 
+    early = None  # no local processes to lend (see `parallel.ReportPool.early`)
+
     def start(self, reports: int) -> None:
         """Nothing to fork ahead: the cluster is already there."""
 
@@ -33,14 +35,16 @@ class ClusterReports:
 
     def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
               rubric: bool, advance: Callable[[int], None], also: Any = None,
-              meanwhile: Callable[[], None] | None = None) -> None:
-        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them."""
+              meanwhile: Callable[[], None] | None = None, fresh: bool = False) -> None:
+        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them;
+        `fresh`: `out` is a staged OUT (see `parallel.ReportPool.write`)."""
         from dask.distributed import as_completed
 
         client = self.executor.client()
         fails = self.executor.failures  # the cluster's failures only: a full disk here is said as such
         used = {r.homework for r in results}
         mine = {hid: hw for hid, hw in homeworks.items() if hid in used}  # small: sent with each chunk
+        write = write_new if fresh else write_atomic
         todo = iter(range(0, len(results), CHUNK))
         starts: dict[Any, int] = {}
 
@@ -68,7 +72,7 @@ class ClusterReports:
                 if following is not None:
                     running.add(send(following))
             for folder, page in zip(folders[start:start + len(pages)], pages):
-                write_atomic(out / folder / "report.html", page)
+                write(out / folder / "report.html", page)
             advance(len(pages))
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..lifeline import end_with_parent
-from ..output import write_atomic
+from ..output import write_atomic, write_new
 from ..groups import Group
 from ..records import Homework, Result
 from ..scale import LARGE_CLASS
@@ -67,6 +67,12 @@ class ReportPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def early(self) -> ProcessPoolExecutor | None:
+        """The processes forked before the class was read (a large class), free for other work until
+        the reports are due (`folders.FolderMaker`)."""
+        return self._pool
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
@@ -74,20 +80,22 @@ class ReportPool:
 
     def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
               rubric: bool, advance: Callable[[int], None], also: ClassPage | None = None,
-              meanwhile: Callable[[], None] | None = None) -> None:
+              meanwhile: Callable[[], None] | None = None, fresh: bool = False) -> None:
         """OUT/<folder>/report.html for every result, and `also` (the class page) beside them.
 
         `meanwhile` (the outputs this process writes: results.json, grades.csv, the overrides
-        template) runs here while the children render, rather than after them."""
+        template) runs here while the children render, rather than after them. `fresh`: `out` is
+        a staged OUT no one reads yet, whose reports need no temporary file (`output.write_new`)."""
         if len(results) < SERIAL_BELOW or not self._can_fork:
-            _render(results, folders, out, homeworks, rubric, advance)
+            _render(results, folders, out, homeworks, rubric, advance, fresh)
             if also is not None:
                 also.write(results, folders, homeworks)
             if meanwhile is not None:
                 meanwhile()
             return
         if self._pool is None:
-            _write_inherited(self.workers, _Class(results, folders, out, homeworks, rubric, also), advance, meanwhile)
+            _write_inherited(self.workers, _Class(results, folders, out, homeworks, rubric, also, fresh), advance,
+                             meanwhile)
             return
         used = {r.homework for r in results}
         mine = {hid: hw for hid, hw in homeworks.items() if hid in used}
@@ -95,8 +103,8 @@ class ReportPool:
         # It needs the whole class, so a large class renders it here instead of pickling it whole.
         page_here = also is not None and len(results) >= CLASS_PAGE_HERE_FROM
         jobs = [self._pool.submit(_class_page, also, results, folders, mine)] if also and not page_here else []
-        jobs += [self._pool.submit(_render_chunk, results[i:i + CHUNK], folders[i:i + CHUNK], out, mine, rubric)
-                 for i in range(0, len(results), CHUNK)]
+        jobs += [self._pool.submit(_render_chunk, results[i:i + CHUNK], folders[i:i + CHUNK], out, mine, rubric,
+                                   fresh) for i in range(0, len(results), CHUNK)]
         if page_here:
             also.write(results, folders, homeworks)
         _collect(jobs, meanwhile, advance)
@@ -119,14 +127,15 @@ class ClassPage:
 def write_reports(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
                   rubric: bool, workers: int, advance: Callable[[int], None],
                   also: ClassPage | None = None, pool: ReportPool | None = None,
-                  meanwhile: Callable[[], None] | None = None) -> None:
-    """OUT/<folder>/report.html for every result, in parallel where it pays (in `pool`, if given)."""
+                  meanwhile: Callable[[], None] | None = None, fresh: bool = False) -> None:
+    """OUT/<folder>/report.html for every result, in parallel where it pays (in `pool`, if given);
+    `fresh`: `out` is a staged OUT (see `ReportPool.write`)."""
     if pool is not None:
-        pool.write(results, folders, out, homeworks, rubric, advance, also, meanwhile)
+        pool.write(results, folders, out, homeworks, rubric, advance, also, meanwhile, fresh)
         return
     with ReportPool(workers) as late:
         late.start(len(results))
-        late.write(results, folders, out, homeworks, rubric, advance, also, meanwhile)
+        late.write(results, folders, out, homeworks, rubric, advance, also, meanwhile, fresh)
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,7 @@ class _Class:
     homeworks: dict[str, Homework]
     rubric: bool
     page: ClassPage | None
+    fresh: bool = False
 
 
 _INHERITED: _Class | None = None  # set only while children forked for it are running
@@ -185,7 +195,8 @@ def _inherited_page() -> int:
 def _inherited_chunk(start: int, stop: int) -> int:
     job = _INHERITED
     assert job is not None, "called only in a child forked by _write_inherited"
-    _render(job.results[start:stop], job.folders[start:stop], job.out, job.homeworks, job.rubric, lambda n: None)
+    _render(job.results[start:stop], job.folders[start:stop], job.out, job.homeworks, job.rubric, lambda n: None,
+            job.fresh)
     return stop - start
 
 
@@ -212,16 +223,16 @@ def _start_child(parent: int) -> None:
 
 
 def _render_chunk(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
-                  rubric: bool) -> int:
-    _render(results, folders, out, homeworks, rubric, lambda n: None)
+                  rubric: bool, fresh: bool = False) -> int:
+    _render(results, folders, out, homeworks, rubric, lambda n: None, fresh)
     return len(results)
 
 
 def _render(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
-            rubric: bool, advance: Callable[[int], None]) -> None:
+            rubric: bool, advance: Callable[[int], None], fresh: bool = False) -> None:
     from . import render_student
 
+    write = write_new if fresh else write_atomic
     for result, folder in zip(results, folders):
-        write_atomic(out / folder / "report.html",
-                     render_student(result, homeworks.get(result.homework or ""), rubric=rubric))
+        write(out / folder / "report.html", render_student(result, homeworks.get(result.homework or ""), rubric=rubric))
         advance(1)
