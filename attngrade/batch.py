@@ -23,8 +23,9 @@ from .grading import (Assignment, Executor, Stats, assemble, assignment, default
                       start_fork_server)
 from .grading.execute import settle
 from .grading import run as run_tasks
-from .grading.plan import Loaded, place_of, student_of, unique_students
-from .grading.shards import plan_split
+from .grading.execute import Stream, WorkerPool
+from .grading.plan import Loaded, Plan, place_of, student_of, unique_students
+from .grading.shards import plan_split, remembered
 from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups
 from .keys import load_keys
@@ -36,7 +37,7 @@ from .overrides import load as load_overrides
 from .overrides import template, write_template
 from .problems import BUNDLED, Bank
 from .progress import Quiet, for_terminal
-from .records import Homework, Result
+from .records import Homework, Result, Submission
 from .reports.folders import FolderMaker
 from .reports.parallel import ClassPage, ReportPool, write_reports
 from .runfolder import apart, check_only_outputs, claimed, new_stage, staged
@@ -165,14 +166,57 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         if runner is None and processes > 1 and count >= LARGE_CLASS:
             served = start_fork_server()
 
-    with _timed(batch.timings, "plan"):
-        items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
-                         found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out,
-                         mixed=mixed)
-        progress.stage(f"reading {len(items)} submissions", len(items))
-        if named is not None and isinstance(items, Loaded):
-            named(*_who(unique_students(items, items.names)))  # the ids the plan gives, as it will give them
-        planned = plan_split(items, resolver(solutions, gold or {}, bank), batch.stats, processes, progress.advance)
+    stream = None
+    try:
+        with _timed(batch.timings, "plan"):
+            items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
+                             found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out,
+                             mixed=mixed)
+            progress.stage(f"reading {len(items)} submissions", len(items))
+            if named is not None and isinstance(items, Loaded):
+                named(*_who(unique_students(items, items.names)))  # the ids the plan gives, as it will give them
+            resolve = remembered(resolver(solutions, gold or {}, bank))
+            runner = runner or executor(processes, budget, from_server=served)
+            if hasattr(runner, "on_done"):
+                runner = replace(runner, on_done=progress.advance)
+            stream = _stream(runner, items, resolve)
+            planned = plan_split(items, resolve, batch.stats, processes, progress.advance,
+                                 on_task=stream.add if stream is not None else None)
+        outcomes = _checked(planned, items, runner, stream, batch, progress, freeze, gold, named)
+    finally:
+        if stream is not None:
+            stream.close()  # the run stopped first (a broken key, Ctrl-C): its workers go now
+    with _timed(batch.timings, "assemble"):
+        batch.results = assemble(planned, outcomes)
+    batch.places = [place_of(entry) for entry in planned.entries]
+    batch.assignments = planned.assignments
+    if passed_over:
+        batch.messages.append("not submissions, passed over: " + ", ".join(str(p) for p in passed_over))
+    for folder in mixed:
+        batch.messages.append(f"{folder}: holds an answers file and folders of answers, so each was graded as a "
+                              "submission of its own; if it is one student's folder (an old attempt inside, say), "
+                              "leave one answers file in it and run again")
+    return batch
+
+
+def _stream(runner: Executor, items: Any, resolve: Any) -> "Stream | None":
+    """The run stage begun before the plan (`execute.Stream`), for a class loaded whole and checked by
+    local worker processes forked from this one; its homeworks resolved first, for the workers."""
+    if not isinstance(runner, WorkerPool) or runner.start_method is not None or not isinstance(items, Loaded):
+        return None
+    assignments = {}
+    for homework in dict.fromkeys(item.homework for item in items if isinstance(item, Submission)):
+        try:
+            assignments[homework] = resolve(homework)
+        except SubmissionError:
+            continue  # a homework nobody has: the plan gives those students their error rows
+    return runner.stream(assignments) if assignments else None
+
+
+def _checked(planned: Plan, items: Any, runner: Executor, stream: "Stream | None", batch: Batch, progress: Quiet,
+             freeze: bool, gold: dict[str, Path] | None, named: Callable[[list[Path], list[str]], None] | None
+             ) -> dict:
+    """The run stage: the outcome of every task of `planned`."""
     if freeze and len(items) < LARGE_CLASS:
         # What the plan read stays alive to the end of the run: out of the cyclic collector's
         # reach, its full collections stop walking it again and again (they cost assemble
@@ -186,21 +230,9 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         named(*_who(planned.entries))
     with _timed(batch.timings, "run"):
         progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
-        runner = runner or executor(processes, budget, from_server=served)
-        if hasattr(runner, "on_done"):
-            runner = replace(runner, on_done=progress.advance)
-        outcomes = run_tasks(planned.tasks, planned.assignments, runner)
-    with _timed(batch.timings, "assemble"):
-        batch.results = assemble(planned, outcomes)
-    batch.places = [place_of(entry) for entry in planned.entries]
-    batch.assignments = planned.assignments
-    if passed_over:
-        batch.messages.append("not submissions, passed over: " + ", ".join(str(p) for p in passed_over))
-    for folder in mixed:
-        batch.messages.append(f"{folder}: holds an answers file and folders of answers, so each was graded as a "
-                              "submission of its own; if it is one student's folder (an old attempt inside, say), "
-                              "leave one answers file in it and run again")
-    return batch
+        if stream is not None:
+            return stream.outcomes(planned.tasks)
+        return run_tasks(planned.tasks, planned.assignments, runner)
 
 
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,

@@ -546,7 +546,7 @@ def _class_checked_with_the_stage_looked_at(monkeypatch, tmp_path, copies: int) 
 
     cls, out = make_class(tmp_path / "class", copies), tmp_path / "out"
     seen: list = []
-    checked = batch_module.run_tasks
+    checked = batch_module.assemble  # once the class is checked, before a report is written
 
     def looking(*args, **kwargs):
         stages = staging(out)
@@ -557,7 +557,7 @@ def _class_checked_with_the_stage_looked_at(monkeypatch, tmp_path, copies: int) 
         seen.append(sorted(p.name for p in stages[0].iterdir()) if stages else [])
         return checked(*args, **kwargs)
 
-    monkeypatch.setattr(batch_module, "run_tasks", looking)
+    monkeypatch.setattr(batch_module, "assemble", looking)
     batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
     return cls, out, seen
 
@@ -608,7 +608,7 @@ def test_a_run_stopped_while_checking_leaves_no_staging_folder_and_no_folder_mak
         makers.append(makers[0]._pid)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(batch_module, "run_tasks", stopped)
+    monkeypatch.setattr(batch_module, "assemble", stopped)
     with pytest.raises(KeyboardInterrupt):
         batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
     time.sleep(0.3)  # a maker still running would have made a folder again by now

@@ -72,58 +72,18 @@ class WorkerPool:
         # shape) cost less than a round trip to a worker: they run here, and without a time
         # limit (a few microseconds each: arming the alarm would cost twice the check).
         trivial = {k: t for k, t in tasks.items() if check_of(k, assignments) in TRIVIAL}
-        tasks = {k: t for k, t in tasks.items() if k not in trivial}
-        quick = InProcess(0.0, self.on_done)
-        if not tasks or (on_main and (self.workers <= 1 or len(tasks) <= 1)):
-            return {**quick.run(trivial, assignments), **InProcess(self.budget, self.on_done).run(tasks, assignments)}
-        # Imported here: a self-check (one process) never pays for multiprocessing's import.
-        import multiprocessing
-        from concurrent.futures import TimeoutError as FutureTimeout
+        rest = {k: t for k, t in tasks.items() if k not in trivial}
+        if not rest or (on_main and (self.workers <= 1 or len(rest) <= 1)):
+            return {**InProcess(0.0, self.on_done).run(trivial, assignments),
+                    **InProcess(self.budget, self.on_done).run(rest, assignments)}
+        return Stream(self, assignments).outcomes(tasks)
 
-        from pebble import ProcessExpired, ProcessPool
-
-        needed = {key.homework: assignments[key.homework] for key in tasks}
-        context = multiprocessing.get_context(self.start_method)
-        # Forked workers are handed the assignments unpickled (pages shared with the parent); others
-        # get a copy. Never through a global set here: two Dask threads of one worker run two pools.
-        inherited = context.get_start_method() == "fork"
-        pool = ProcessPool(max_workers=max(1, self.workers), initializer=_start_worker,
-                           initargs=(self.memory, needed, _sandbox_socket(),
-                                     os.getpid() if inherited else None),  # else forked by the fork server
-                           context=context)
-        try:
-            batches = {pool.schedule(_run_batch_in_worker, args=([tasks[k] for k in batch], self.budget),
-                                     timeout=self._timeout(batch, assignments)): batch
-                       for batch in _batches(list(tasks), assignments, self.workers)}
-            # ... while the workers start and check, the trivial ones are done here.
-            outcomes = quick.run(trivial, assignments)
-            again: list[TaskKey] = []  # tasks of a batch whose worker was killed: each is run on its own
-            for future, batch in batches.items():
-                try:
-                    done = future.result()
-                except (FutureTimeout, ProcessExpired, MemoryError) as err:
-                    if len(batch) > 1:
-                        again.extend(batch)
-                        continue
-                    done = [self._lost(batch[0], err, assignments)]
-                outcomes.update(zip(batch, done))
-                if self.on_done is not None:
-                    self.on_done(len(batch))
-            alone = {key: pool.schedule(_run_batch_in_worker, args=([tasks[key]], self.budget),
-                                        timeout=self._timeout([key], assignments)) for key in again}
-            for key, future in alone.items():
-                try:
-                    outcomes[key] = future.result()[0]
-                except (FutureTimeout, ProcessExpired, MemoryError) as err:
-                    outcomes[key] = self._lost(key, err, assignments)
-                if self.on_done is not None:
-                    self.on_done(1)
-        except BaseException:
-            pool.stop()  # Ctrl-C or a broken pool: the workers are killed, not waited for
-            pool.join()
-            raise
-        _retire(pool)
-        return outcomes
+    def stream(self, assignments: Mapping[str, Assignment]) -> "Stream | None":
+        """A run begun now, sent tasks as a plan lists them (`Stream`); None where it would not pay
+        (one worker) or the workers could not be stopped (off the main thread: see `run`)."""
+        if self.workers <= 1 or threading.current_thread() is not threading.main_thread():
+            return None
+        return Stream(self, assignments, beside=True)
 
     def _timeout(self, batch: list[TaskKey], assignments: Mapping[str, Assignment]) -> float | None:
         """The hard limit of a batch: one task's budget (each is enforced in the worker) plus a grace.
@@ -143,6 +103,116 @@ class WorkerPool:
         if isinstance(err, FutureTimeout):
             return timed_out(task_budget(check_of(key, assignments), self.budget))
         return worker_died()
+
+
+class Stream:
+    """A WorkerPool's run begun before the plan is done: each task is sent to the workers as the
+    plan lists it, in batches (`add`), so that they check while the rest of the class is read;
+    `outcomes` sends what is left and collects every outcome. Begun `beside` a plan in this
+    process, it has one worker fewer than the pool's: this process is the other, reading.
+
+    A task the plan never announced is sent by `outcomes`, so `add` only ever makes the run
+    earlier. Trivial checks are kept for this process, at the end (see `WorkerPool.run`)."""
+
+    def __init__(self, owner: WorkerPool, assignments: Mapping[str, Assignment], beside: bool = False):
+        # Imported here: a self-check (one process) never pays for multiprocessing's import.
+        import multiprocessing
+
+        from pebble import ProcessPool
+
+        self.owner, self.assignments = owner, assignments
+        context = multiprocessing.get_context(owner.start_method)
+        # Forked workers are handed the assignments unpickled (pages shared with the parent); others
+        # get a copy. Never through a global set here: two Dask threads of one worker run two pools.
+        inherited = context.get_start_method() == "fork"
+        # `beside` a plan, this process reads the class on one of the cores: one worker fewer.
+        self._pool = ProcessPool(max_workers=max(1, owner.workers - beside), initializer=_start_worker,
+                                 initargs=(owner.memory, dict(assignments), _sandbox_socket(),
+                                           os.getpid() if inherited else None),  # else forked by the fork server
+                                 context=context)
+        self._tasks: dict[TaskKey, Task] = {}
+        self._pending: list[TaskKey] = []
+        self._sent: dict[Any, list[TaskKey]] = {}
+
+    def add(self, task: Task) -> None:
+        """Send `task` soon: with the next full batch (alone, if it runs code)."""
+        if self._keep(task) and len(self._pending) >= BATCH:
+            self._send(self._pending)
+            self._pending = []
+
+    def _keep(self, task: Task) -> bool:
+        """Hold `task` to be sent; False if it needs nothing more (known, or this process's)."""
+        if task.key in self._tasks:
+            return False
+        self._tasks[task.key] = task
+        check = check_of(task.key, self.assignments)
+        if check in TRIVIAL:
+            return False
+        if REGISTRY[check].runs_code:
+            self._send([task.key])
+            return False
+        self._pending.append(task.key)
+        return True
+
+    def _send(self, batch: list[TaskKey]) -> None:
+        # The code sandbox may have started after the workers (the plan starts it when it meets code).
+        future = self._pool.schedule(_run_batch_in_worker,
+                                     args=([self._tasks[k] for k in batch], self.owner.budget, _sandbox_socket()),
+                                     timeout=self.owner._timeout(batch, self.assignments))
+        self._sent[future] = batch
+
+    def outcomes(self, tasks: Mapping[TaskKey, Task]) -> dict[TaskKey, Outcome]:
+        """The outcome of every one of `tasks` (those not sent yet are sent now)."""
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        from pebble import ProcessExpired
+
+        owner, on_done = self.owner, self.owner.on_done
+        try:
+            for task in tasks.values():
+                self._keep(task)
+            # What is left goes in batches sized for the workers to finish together.
+            for batch in _batches(self._pending, self.assignments, owner.workers):
+                self._send(batch)
+            self._pending = []
+            # ... while the workers check, the trivial ones are done here.
+            trivial = {k: t for k, t in tasks.items() if check_of(k, self.assignments) in TRIVIAL}
+            outcomes = InProcess(0.0, on_done).run(trivial, self.assignments)
+            again: list[TaskKey] = []  # tasks of a batch whose worker was killed: each is run on its own
+            for future, batch in self._sent.items():
+                try:
+                    done = future.result()
+                except (FutureTimeout, ProcessExpired, MemoryError) as err:
+                    if len(batch) > 1:
+                        again.extend(batch)
+                        continue
+                    done = [owner._lost(batch[0], err, self.assignments)]
+                outcomes.update(zip(batch, done))
+                if on_done is not None:
+                    on_done(len(batch))
+            alone = {key: self._pool.schedule(_run_batch_in_worker,
+                                              args=([self._tasks[key]], owner.budget, _sandbox_socket()),
+                                              timeout=owner._timeout([key], self.assignments)) for key in again}
+            for key, future in alone.items():
+                try:
+                    outcomes[key] = future.result()[0]
+                except (FutureTimeout, ProcessExpired, MemoryError) as err:
+                    outcomes[key] = owner._lost(key, err, self.assignments)
+                if on_done is not None:
+                    on_done(1)
+        except BaseException:
+            self.close()
+            raise
+        _retire(self._pool)
+        self._pool = None
+        return {key: outcomes[key] for key in tasks}
+
+    def close(self) -> None:
+        """Stop the workers now (the run stopped before its outcomes were asked for)."""
+        if self._pool is not None:
+            self._pool.stop()  # Ctrl-C or a broken pool: the workers are killed, not waited for
+            self._pool.join()
+            self._pool = None
 
 
 _RETIRING: list[threading.Thread] = []
@@ -260,9 +330,7 @@ def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, san
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(assignments)
     if sandbox_socket is not None:  # a worker from the fork server has the environment of its start
-        from ..sandbox import ENV_SOCKET
-
-        os.environ[ENV_SOCKET] = sandbox_socket  # the zygote started here serves the workers too
+        _use_sandbox(sandbox_socket)
     try:
         import resource
 
@@ -271,5 +339,14 @@ def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, san
         pass  # not on this platform: the time limit still applies
 
 
-def _run_batch_in_worker(tasks: list[Task], budget: float) -> list[Outcome]:
+def _use_sandbox(socket: str) -> None:
+    """Run code in the sandbox the parent started (its zygote serves the workers too)."""
+    from ..sandbox import ENV_SOCKET
+
+    os.environ[ENV_SOCKET] = socket
+
+
+def _run_batch_in_worker(tasks: list[Task], budget: float, sandbox_socket: str | None = None) -> list[Outcome]:
+    if sandbox_socket is not None:
+        _use_sandbox(sandbox_socket)
     return [run_task(task, _ASSIGNMENTS[task.key.homework], budget) for task in tasks]

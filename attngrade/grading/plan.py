@@ -203,7 +203,8 @@ class Loading:
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
-         prestart: bool = True, reserved: "Names | Collection[str] | None" = None) -> Plan:
+         prestart: bool = True, reserved: "Names | Collection[str] | None" = None,
+         on_task: Callable[[Task], None] | None = None) -> Plan:
     """Read every submission; `resolve` gives the Assignment of a homework id.
 
     `resolve` raises SubmissionError for a homework the submission names but nobody
@@ -211,10 +212,11 @@ def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | 
     (the instructor's: it stops the batch before any student is graded). `prestart`:
     start the code sandbox as soon as a code check is planned (not in a process that
     plans a share of the class for another). `reserved`: the names the class's submissions are
-    known by (`submission_names`), when `items` cannot be looked over first.
+    known by (`submission_names`), when `items` cannot be looked over first. `on_task` is given
+    each distinct task as it is planned (the run stage may start it at once, see `execute.Stream`).
     """
     out = Plan(stats=stats or Stats())
-    reader = _Reader(out, prestart)
+    reader = _Reader(out, prestart, on_task)
     for item in unique_students(items, submission_names(items) if reserved is None else reserved):
         if isinstance(item, Result):
             out.entries.append(item)
@@ -435,10 +437,11 @@ def _unique_student(item: Submission | Result, taken: set[str],
 class _Reader:
     """Reads answers into typed readings and steps, with memos shared across a plan."""
 
-    def __init__(self, plan: Plan, prestart: bool = True):
+    def __init__(self, plan: Plan, prestart: bool = True, on_task: Callable[[Task], None] | None = None):
         self.plan = plan
         self.stats = plan.stats
         self.prestart = prestart
+        self.on_task = on_task
         self._reads: dict = {}
         self._shown: dict = {}
         self._parts: dict = {}  # (homework, part, problem, frozen raw answer) -> (PartReading, reads, checks)
@@ -560,7 +563,10 @@ class _Reader:
             from ..sandbox import prestart
 
             prestart()  # torch is imported in the sandbox's zygote while the rest is planned
-        self.plan.tasks.setdefault(key, Task(key, inputs))
+        if key not in self.plan.tasks:
+            self.plan.tasks[key] = task = Task(key, inputs)
+            if self.on_task is not None:
+                self.on_task(task)
         return CheckStep(index, task=key, blank=blank)
 
     def _read(self, homework: str, part: Part, name: str, raw: Any, folder: Path | None) -> Any:

@@ -33,7 +33,7 @@ from ..records import Result, Submission
 from ..scale import LARGE_CLASS
 from .plan import (Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields, submission_names,
                    unique_students)
-from .tasks import check_of
+from .tasks import Task, check_of
 
 log = logging.getLogger(__name__)
 
@@ -46,18 +46,19 @@ _SHARED: tuple[list[Submission | Result], Resolve] | None = None  # set only whi
 
 
 def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
-               advance: Callable[[int], None] | None = None) -> Plan:
+               advance: Callable[[int], None] | None = None, on_task: Callable[[Task], None] | None = None) -> Plan:
     """`plan(items, resolve, stats)`, by `workers` processes when the class is large enough
     and fork exists (submissions loaded one by one, a `Loading`, are planned here: they are read
-    once). `advance` is told of each submission planned (the progress bar)."""
+    once). `advance` is told of each submission planned (the progress bar); `on_task`, of each
+    task this process plans (see `plan`; the shares' tasks are not told)."""
     advance = advance or (lambda count: None)
     names = submission_names(items)  # looked over here: `plan` is given the items one by one
     if not (workers > 1 and isinstance(items, Sequence) and SPLIT_FROM <= len(items) < SPLIT_BELOW
             and "fork" in multiprocessing.get_all_start_methods()):
-        return plan(_counted(items, advance), resolve, stats, reserved=names)
-    resolve = _remembered(resolve)
+        return plan(_counted(items, advance), resolve, stats, reserved=names, on_task=on_task)
+    resolve = remembered(resolve)
     if distinct_math(items, resolve) < SPLIT_MATH:
-        return plan(_counted(items, advance), resolve, stats, reserved=names)
+        return plan(_counted(items, advance), resolve, stats, reserved=names, on_task=on_task)
     every = list(unique_students(items, names))
     bounds = _shares(len(every), workers)
     global _SHARED
@@ -66,7 +67,7 @@ def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
         with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork"),
                                  initializer=end_with_parent, initargs=(os.getpid(),)) as pool:
             later = [pool.submit(_plan_share, start, stop) for start, stop in bounds[1:]]
-            joined = plan(_counted(every[:bounds[0][1]], advance), resolve, stats)
+            joined = plan(_counted(every[:bounds[0][1]], advance), resolve, stats, on_task=on_task)
             for future, (start, stop) in zip(later, bounds[1:]):
                 _join(joined, _share(future, every[start:stop], resolve), resolve)
                 advance(stop - start)
@@ -94,7 +95,7 @@ def distinct_math(items: Items, resolve: Resolve) -> int:
     return len(seen)
 
 
-def _remembered(resolve: Resolve) -> Resolve:
+def remembered(resolve: Resolve) -> Resolve:
     """`resolve`, each homework resolved once (its error too, raised again each time)."""
     known: dict[str, Any] = {}
 

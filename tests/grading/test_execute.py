@@ -90,8 +90,8 @@ def test_a_large_class_is_read_lazily_and_checked_by_served_workers(monkeypatch,
     monkeypatch.setattr(batch_module, "start_fork_server", lambda: started.append(True) or start_fork_server())
     monkeypatch.setattr(execute, "WorkerPool", lambda *a, **k: pools.append(k) or WorkerPool(*a, **k))
     real_split = batch_module.plan_split
-    monkeypatch.setattr(batch_module, "plan_split", lambda items, *a: loaded.append(type(items)) or
-                        real_split(items, *a))
+    monkeypatch.setattr(batch_module, "plan_split", lambda items, *a, **k: loaded.append(type(items)) or
+                        real_split(items, *a, **k))
     large = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
     assert started == [True] and pools == [{"start_method": "forkserver"}] and loaded == [Loading]
     assert [r.to_json() for r in large.results] == [r.to_json() for r in small.results]
@@ -155,3 +155,67 @@ def test_a_stuck_check_costs_its_own_verdict_and_about_two_budgets(planned, monk
         assert outcomes[key] == (timed_out(budget) if key in stuck else expected[key]), key
     # each stuck check: its batch is killed after one budget, then it runs alone for another
     assert elapsed < len(stuck) * 2 * (budget + GRACE) + 5, f"took {elapsed:.1f} s"
+
+
+def _children() -> set[int]:
+    """This process's living children (Linux /proc)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        found.update(int(pid) for pid in (task / "children").read_text().split())
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="children listed by /proc")
+def test_with_two_workers_the_class_is_checked_while_it_is_read(monkeypatch):
+    from attngrade import batch as batch_module
+    from attngrade.grading import execute
+
+    folder = ROOT / "examples" / "cs224n-w21-a5"
+    alone = batch_module.grade_paths([folder], ROOT / "solutions", workers=1)
+    monkeypatch.setattr(execute, "BATCH", 2)  # the example class has few distinct answers
+    reading, sent = [], []
+    real_split, real_send = batch_module.plan_split, execute.Stream._send
+
+    def split(*args, **kwargs):
+        reading.append(True)
+        try:
+            return real_split(*args, **kwargs)
+        finally:
+            reading.clear()
+
+    monkeypatch.setattr(batch_module, "plan_split", split)
+    monkeypatch.setattr(execute.Stream, "_send", lambda self, batch: sent.append(bool(reading)) or
+                        real_send(self, batch))
+    two = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
+    assert sent.count(True) >= 2, "batches went to the workers while the class was still being read"
+    assert [r.to_json() for r in two.results] == [r.to_json() for r in alone.results]
+    assert two.stats.tasks == alone.stats.tasks
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="children listed by /proc")
+def test_a_run_stopped_after_its_checking_began_takes_its_workers_with_it(monkeypatch):
+    from attngrade import batch as batch_module
+    from attngrade.errors import ConfigError
+    from attngrade.grading import execute
+
+    monkeypatch.setattr(execute, "BATCH", 2)
+    before = _children()
+    with pytest.raises(ConfigError, match="--gold nonsense"):  # found once the class is read
+        batch_module.grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions", workers=2,
+                                 gold={"nonsense": ROOT / "solutions"})
+    execute.settle()
+    deadline = time.monotonic() + 10
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _children() - before, "the workers that checked while the class was read are gone"
+
+
+def test_a_worker_forked_before_the_sandbox_started_is_told_its_socket(monkeypatch):
+    # A stream's workers are forked before the plan meets code and starts the sandbox: each
+    # batch carries the socket, or a worker would start a zygote (and import torch) of its own.
+    from attngrade.grading.execute import _run_batch_in_worker
+    from attngrade.sandbox import ENV_SOCKET
+
+    monkeypatch.delenv(ENV_SOCKET, raising=False)
+    assert _run_batch_in_worker([], 1.0, "/run/attngrade-zygote/sock") == []
+    assert os.environ[ENV_SOCKET] == "/run/attngrade-zygote/sock"
