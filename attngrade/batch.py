@@ -202,7 +202,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 def _stream(runner: Executor, items: Any, resolve: Any) -> "Stream | None":
     """The run stage begun before the plan (`execute.Stream`), for a class loaded whole and checked by
     local worker processes forked from this one; its homeworks resolved first, for the workers."""
-    if not isinstance(runner, WorkerPool) or runner.start_method is not None or not isinstance(items, Loaded):
+    if (not isinstance(runner, WorkerPool) or runner.workers <= 1 or runner.start_method is not None
+            or not isinstance(items, Loaded)):
         return None
     assignments = {}
     for homework in dict.fromkeys(item.homework for item in items if isinstance(item, Submission)):

@@ -407,23 +407,25 @@ def bench_executors(args: argparse.Namespace, grade: Path) -> dict[str, Any]:
     bounds = speedup_bounds(rows["workers 1"])
     if bounds:
         log(f"   what 2 workers could give at best, from the --workers 1 run's own stages (Amdahl, no overhead): "
-            f"{bounds['plan_serial']:.2f}x with the plan in one process (as now), {bounds['plan_split']:.2f}x were "
-            f"the plan split perfectly too; {bounds['serial_s']:.2f} s of {rows['workers 1']['wall']:.2f} s is "
-            "outside the plan, run and write stages (start-up and imports, assemble, the answer groups)")
+            f"{bounds['plan_serial']:.2f}x with the plan in one process (as now; the checks and the students' "
+            f"folders run beside it), {bounds['plan_split']:.2f}x were the plan split perfectly too; "
+            f"{bounds['serial_s']:.2f} s of {rows['workers 1']['wall']:.2f} s is outside the plan, run and write "
+            "stages (start-up and imports, assemble, the answer groups)")
     return {"runs": rows, "speedup_2_over_1": speedup, "bounds": bounds}
 
 
 def speedup_bounds(row: dict[str, Any]) -> dict[str, float] | None:
     """Amdahl's bound for 2 workers from a one-worker run's stages (`grade run --stats`): the run
-    and write stages split in two, the plan kept in one process or split too, nothing else
-    (start-up, imports, assemble, answer groups) made faster."""
+    and write stages split in two, the plan kept in one process (the other core doing their work
+    meanwhile: the run stage begins while the plan reads, and the folders are made then) or split
+    too, nothing else (start-up, imports, assemble, answer groups) made faster."""
     stages = {name: t["wall_s"] for name, t in row.get("stages", {}).items()}
     if not {"plan", "run", "write"} <= stages.keys():
         return None
     wall = row["wall"]
     split = stages["run"] + stages["write"]
     serial = max(wall - split - stages["plan"], 0.0)
-    return {"serial_s": serial, "plan_serial": wall / (serial + stages["plan"] + split / 2),
+    return {"serial_s": serial, "plan_serial": wall / (serial + max(stages["plan"], (stages["plan"] + split) / 2)),
             "plan_split": wall / (serial + (stages["plan"] + split) / 2)}
 
 

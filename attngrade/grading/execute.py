@@ -334,9 +334,24 @@ def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, san
     try:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        cap = memory if memory == resource.RLIM_INFINITY else memory + _mapped()
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     except (ImportError, ValueError, OSError):
         pass  # not on this platform: the time limit still applies
+
+
+def _mapped() -> int:
+    """Bytes of address space this process holds already (0 where /proc cannot tell).
+
+    A worker may use `memory` more than it was forked with: forked from a process that maps
+    more than the cap (a notebook or test session that imported torch maps gigabytes it never
+    touches), a flat cap would fail the worker's first allocation, and every answer it checked
+    would be called too large to check."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _use_sandbox(socket: str) -> None:

@@ -219,3 +219,38 @@ def test_a_worker_forked_before_the_sandbox_started_is_told_its_socket(monkeypat
     monkeypatch.delenv(ENV_SOCKET, raising=False)
     assert _run_batch_in_worker([], 1.0, "/run/attngrade-zygote/sock") == []
     assert os.environ[ENV_SOCKET] == "/run/attngrade-zygote/sock"
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="address space read from /proc")
+def test_a_worker_forked_from_a_large_process_may_still_use_its_memory_budget():
+    # A worker forked from a process that maps more than the cap (torch imported in a notebook
+    # or a test session) failed its first allocation: every answer it checked was "too large".
+    import multiprocessing
+
+    from attngrade.grading.execute import _mapped
+
+    held = bytearray(300 * 1024 * 1024)  # this process now maps more than the cap below
+    try:
+        with multiprocessing.get_context("fork").Pool(1, initializer=_worker_cap_start) as pool:
+            allocated, cap = pool.apply(_allocate_and_read_cap, (64 * 1024 * 1024,))
+    finally:
+        del held
+    assert allocated, "the worker could allocate within its budget"
+    assert cap >= 200 * 1024 * 1024 + 300 * 1024 * 1024 and _mapped() > 0
+
+
+def _worker_cap_start() -> None:
+    from attngrade.grading.execute import _start_worker
+
+    _start_worker(200 * 1024 * 1024, None, None)
+
+
+def _allocate_and_read_cap(size: int) -> tuple[bool, int]:
+    import resource
+
+    try:
+        bytearray(size)
+        allocated = True
+    except MemoryError:
+        allocated = False
+    return allocated, resource.getrlimit(resource.RLIMIT_AS)[0]
