@@ -171,7 +171,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         with _timed(batch.timings, "plan"):
             items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
                              found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out,
-                             mixed=mixed)
+                             mixed=mixed, workers=processes)
             progress.stage(f"reading {len(items)} submissions", len(items))
             if named is not None and isinstance(items, Loaded):
                 named(*_who(unique_students(items, items.names)))  # the ids the plan gives, as it will give them

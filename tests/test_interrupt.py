@@ -604,8 +604,8 @@ def test_a_run_stopped_while_checking_leaves_no_staging_folder_and_no_folder_mak
     monkeypatch.setattr(FolderMaker, "start", lambda self: makers.append(self) or start(self))
 
     def stopped(*args, **kwargs):
-        assert staging(out) and makers[0]._pid, "the folders are being made"
-        makers.append(makers[0]._pid)
+        assert staging(out) and makers[0]._child._pid, "the folders are being made"
+        makers.append(makers[0]._child._pid)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(batch_module, "assemble", stopped)

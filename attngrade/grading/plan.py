@@ -136,7 +136,7 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
              lazy_from: int | None = None,
              before: Callable[[], Mapping[str, str] | None] | None = None,
              classes: Collection[str] = (), outputs: Path | None = None,
-             mixed: list[Path] | None = None) -> "Loaded | Loading":
+             mixed: list[Path] | None = None, workers: int = 1) -> "Loaded | Loading":
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
@@ -146,6 +146,7 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     `before` gives each place's id in the run before into the same OUT (`lastrun.LastRun.ids`),
     asked after `found` (processes forked there do not inherit a copy of it); `classes`, the
     folders that run graded as classes, `outputs`, the run's OUT, and `mixed` (see `discover`).
+    With `workers` > 1 a class loaded whole is loaded by as many processes (`Loading.shared`).
     """
     from ..submissions import discover
 
@@ -154,7 +155,13 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     if found is not None:
         found(len(every))
     loading = Loading(every, stats, homework, bank, nested, before() if before is not None else None)
-    return loading if lazy_from is not None and len(every) >= lazy_from else Loaded(loading, loading.names)
+    if lazy_from is not None and len(every) >= lazy_from:
+        return loading
+    return Loaded(loading.shared(workers) if workers > 1 and len(every) >= SHARE_LOAD_FROM else loading,
+                  loading.names)
+
+
+SHARE_LOAD_FROM = 200  # submissions from which a second process loading half of them pays for its start
 
 
 class Loaded(list):
@@ -183,23 +190,49 @@ class Loading:
         return len(self.paths)
 
     def __iter__(self) -> Iterator[Submission | Result]:
-        from ..submissions import load_submission
-
         if self._started:
             raise RuntimeError("a Loading is read once; load the submissions again to read them again")
         self._started = True
         for path in self.paths:
             if self.stats is not None:
                 self.stats.submissions += 1
-            try:
-                yield load_submission(path, homework=self.homework, bank=self.bank)
-            except SubmissionError as err:
-                yield error_result(path, None, str(err))
-            except Exception as err:  # noqa: BLE001 - one file attngrade cannot read must not stop a class
-                log.debug("internal error loading %s", path, exc_info=True)
-                yield error_result(path, None, f"{path}: attngrade failed to read this submission "
-                                               f"({type(err).__name__}: {safe_text(str(err), 300)}); "
-                                               "course staff will grade it by hand")
+            yield self._load(path)
+
+    def shared(self, workers: int) -> list[Submission | Result]:
+        """Every submission, in order, loaded by `workers` processes: forked children load the later
+        shares (their submissions come back pickled: plain data, cheap) while this one loads the first."""
+        from .forked import Share
+
+        if self._started:
+            raise RuntimeError("a Loading is read once; load the submissions again to read them again")
+        self._started = True
+        size = -(-len(self.paths) // workers)
+        shares = [self.paths[start:start + size] for start in range(0, len(self.paths), size)]
+        later = [Share(lambda share=share: [self._load(p) for p in share]) for share in shares[1:]]
+        try:
+            loaded = [self._load(p) for p in shares[0]]
+            for share, child in zip(shares[1:], later):
+                done = child.result()
+                loaded += done if done is not None else [self._load(p) for p in share]
+        finally:
+            for child in later:
+                child.stop()
+        if self.stats is not None:
+            self.stats.submissions += len(self.paths)
+        return loaded
+
+    def _load(self, path: Path) -> Submission | Result:
+        from ..submissions import load_submission
+
+        try:
+            return load_submission(path, homework=self.homework, bank=self.bank)
+        except SubmissionError as err:
+            return error_result(path, None, str(err))
+        except Exception as err:  # noqa: BLE001 - one file attngrade cannot read must not stop a class
+            log.debug("internal error loading %s", path, exc_info=True)
+            return error_result(path, None, f"{path}: attngrade failed to read this submission "
+                                            f"({type(err).__name__}: {safe_text(str(err), 300)}); "
+                                            "course staff will grade it by hand")
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,

@@ -8,24 +8,21 @@ shortens. The names are known as soon as the class is read, so with more than on
 child forked then makes them while the class is checked and the report writers find them made.
 
 A process, not a thread: a thread would wait for the interpreter's lock after every folder
-while this process reads and checks. The child is forked with the cyclic collector off (a
-collection in it would write to every object of the class it shares with this process, and
-so copy it); it makes the folders and exits. A large class is not forked from: while the child
-lived, every page this process wrote would be copied (see `reports.parallel`); its folders are
-a job for a report process forked before the class was read (`pool`). If either fails for any
+while this process reads and checks. The child (`grading.forked.Share`) makes the folders
+and exits. A large class is not forked from: while the child lived, every page this process
+wrote would be copied (see `reports.parallel`); its folders are a job for a report process
+forked before the class was read (`pool`). If either fails for any
 reason the folders not made are made here, where an error is raised with its file name (`wait`).
 """
 
 from __future__ import annotations
 
-import gc
 import os
-import signal
 from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Sequence
 
-from ..lifeline import end_with_parent
+from ..grading.forked import Share
 
 
 class FolderMaker:
@@ -33,7 +30,7 @@ class FolderMaker:
 
     def __init__(self, root: Path, names: Sequence[str], pool: Executor | None = None):
         self.root, self.names, self.pool = root, list(names), pool
-        self._pid: int | None = None
+        self._child: Share | None = None
         self._job: Future | None = None
 
     def start(self) -> "FolderMaker":
@@ -41,44 +38,21 @@ class FolderMaker:
             return self
         if self.pool is not None:
             self._job = self.pool.submit(make_folders, self.root, self.names)
-            return self
-        if not hasattr(os, "fork"):
-            return self
-        parent = os.getpid()
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            pid = os.fork()
-        except OSError:
-            pid = None  # no process to spare: `wait` makes them here
-        if pid == 0:  # the child: nothing but the folders, then out without Python's exit handlers
-            code = 1
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-                end_with_parent(parent)
-                make_folders(self.root, self.names)
-                code = 0
-            finally:
-                os._exit(code)
-        if collecting:
-            gc.enable()
-        self._pid = pid
+        else:
+            self._child = Share(lambda: make_folders(self.root, self.names))
         return self
 
     def wait(self) -> None:
         """Return once every folder is made; made here whatever the child did not make."""
-        if self._job is not None:
-            job, self._job = self._job, None
-            try:
-                job.result()
+        job, self._job = self._job, None
+        child, self._child = self._child, None
+        try:
+            if job is not None and job.result() is True:
                 return
-            except Exception:  # noqa: BLE001 - made here instead, where a real error is raised
-                pass
-        if self._pid is not None:
-            _, status = os.waitpid(self._pid, 0)
-            self._pid = None
-            if os.waitstatus_to_exitcode(status) == 0:
-                return
+        except Exception:  # noqa: BLE001 - made here instead, where a real error is raised
+            pass
+        if child is not None and child.result() is True:
+            return
         for name in self.names:
             (self.root / name).mkdir(exist_ok=True)
 
@@ -87,16 +61,13 @@ class FolderMaker:
         if self._job is not None:
             self._job.cancel()
             self._job = None
-        if self._pid is not None:
-            try:
-                os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-            self._pid = None
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
 
 
-def make_folders(root: Path, names: Sequence[str]) -> None:
+def make_folders(root: Path, names: Sequence[str]) -> bool:
     base = os.fspath(root)
     for name in names:
         os.mkdir(os.path.join(base, name))
+    return True

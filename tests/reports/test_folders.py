@@ -22,7 +22,7 @@ def made(root: Path) -> list[str]:
 
 def test_a_child_makes_every_folder_while_this_process_goes_on(tmp_path):
     maker = FolderMaker(tmp_path, NAMES).start()
-    pid = maker._pid
+    pid = maker._child._pid
     assert pid is not None and pid != os.getpid()
     maker.wait()
     assert made(tmp_path) == NAMES
@@ -49,7 +49,7 @@ def test_a_folder_that_cannot_be_made_is_an_error_raised_here_with_its_name(tmp_
 
 def test_stopped_the_child_ends_at_once(tmp_path):
     maker = FolderMaker(tmp_path, [f"x{i:06d}" for i in range(100_000)]).start()
-    pid = maker._pid
+    pid = maker._child._pid
     maker.stop()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
@@ -61,6 +61,6 @@ def test_stopped_the_child_ends_at_once(tmp_path):
 def test_a_pool_made_before_the_class_was_read_can_make_them_instead(tmp_path):
     with ProcessPoolExecutor(1) as pool:
         maker = FolderMaker(tmp_path, NAMES, pool).start()
-        assert maker._pid is None and maker._job is not None
+        assert maker._child is None and maker._job is not None
         maker.wait()
     assert made(tmp_path) == NAMES

@@ -1,0 +1,83 @@
+"""Part of a list's work done by a forked child, its results sent back pickled.
+
+For work whose results are cheap to pickle and whose inputs the child inherits: loading a
+class's submission files (plain YAML data: 1,000 submissions pickle in 10 ms, and load in
+200 ms). The child is forked from this process, does its share, writes the pickled results
+to a pipe and exits without Python's exit handlers; this process does its own share
+meanwhile, then reads. A child that fails in any way is no failure of the work: its share
+is done here (`Share.result` returns None and the caller does it).
+
+The child is forked with the cyclic collector off: a collection in it would write to the
+objects it shares with this process, and so copy them.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import signal
+from typing import Any, Callable
+
+from ..lifeline import end_with_parent
+
+
+class Share:
+    """`work()` run in a child forked now; `result()` is its return value, or None if it failed."""
+
+    def __init__(self, work: Callable[[], Any]):
+        self._pid: int | None = None
+        self._read = -1
+        if not hasattr(os, "fork"):
+            return
+        read, write = os.pipe()
+        parent = os.getpid()
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            return
+        finally:
+            if collecting and os.getpid() == parent:
+                gc.enable()
+        if pid == 0:  # the child: the share, its pickle down the pipe, and out
+            code = 1
+            try:
+                os.close(read)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+                end_with_parent(parent)
+                data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write, "wb") as pipe:
+                    pipe.write(data)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._pid, self._read = pid, read
+
+    def result(self) -> Any:
+        if self._pid is None:
+            return None
+        try:
+            with os.fdopen(self._read, "rb") as pipe:  # read to the end: the child may be blocked writing
+                data = pipe.read()
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = None
+            return pickle.loads(data) if os.waitstatus_to_exitcode(status) == 0 else None
+        except Exception:  # noqa: BLE001 - a share that did not come back is done by the caller
+            return None
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the child now (this process stopped before it asked for the result)."""
+        if self._pid is not None:
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self._pid = None

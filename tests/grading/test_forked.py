@@ -1,0 +1,71 @@
+"""Work shared with a forked child (grading/forked.py), and a class loaded by two processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from attngrade.grading import load_all
+from attngrade.grading.forked import Share
+
+plan_module = sys.modules["attngrade.grading.plan"]  # the module (the package's `plan` is its function)
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="shares are done by forked children")
+
+ROOT = Path(__file__).resolve().parents[2]
+CLASS = ROOT / "examples" / "cs224n-w21-a5"
+
+
+def _pid_and(value):
+    return os.getpid(), value
+
+
+def test_a_share_is_done_by_another_process_and_comes_back_whole():
+    big = ["x" * 1000] * 500  # more than a pipe holds: the child waits for this process to read
+    pid, value = Share(lambda: _pid_and(big)).result()
+    assert pid != os.getpid() and value == big
+
+
+def test_a_share_that_fails_comes_back_as_none_for_the_caller_to_do():
+    def broken():
+        raise RuntimeError("the child's own failure")
+
+    child = Share(broken)
+    pid = child._pid
+    assert child.result() is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # ended and reaped
+
+
+@pytest.fixture
+def cls(tmp_path) -> Path:
+    """The example class and a file that cannot be read (an error row)."""
+    import shutil
+
+    shutil.copytree(CLASS, tmp_path / "class")
+    (tmp_path / "class" / "zz-broken.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n\t1a: x\n")
+    return tmp_path / "class"
+
+
+def _loaded(cls: Path, workers: int) -> list:
+    return [(type(item).__name__, vars(item)) for item in load_all([cls], workers=workers)]
+
+
+def test_two_processes_load_a_class_as_one_does(monkeypatch, cls):
+    monkeypatch.setattr(plan_module, "SHARE_LOAD_FROM", 2)  # the example class is small
+    shared = []
+    real = Share.__init__
+    monkeypatch.setattr(Share, "__init__", lambda self, work: shared.append(1) or real(self, work))
+    two = _loaded(cls, 2)
+    assert shared == [1], "the later half was loaded by a child"
+    assert two == _loaded(cls, 1)
+    assert any(kind == "Result" and "tab" in (item["error"] or "") for kind, item in two), "error rows come back too"
+
+
+def test_a_share_whose_child_failed_is_loaded_here(monkeypatch, cls):
+    monkeypatch.setattr(plan_module, "SHARE_LOAD_FROM", 2)
+    monkeypatch.setattr(Share, "result", lambda self: self.stop())  # as if the child had died
+    assert _loaded(cls, 2) == _loaded(cls, 1)
