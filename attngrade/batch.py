@@ -270,6 +270,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
             return _finish(batch, out, overrides, progress, rubric, people, workers, reports, early)
         finally:
             gc.unfreeze()
+            early.close()  # first: a report process making a large class's folders then stops at once
             reports.close()
             early.close()
             progress.close()
@@ -321,8 +322,11 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         made = _Made(keeping, _folders(batch.results, keeping))
     with _timed(batch.timings, "write"), staged(out, batch.messages, made.keeping.persons, made.stage) as stage:
         progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
-        if made.maker is not None:
+        if made.maker is not None and stage == made.stage:
             made.maker.wait()
+        elif made.maker is not None:  # OUT could not be replaced after all (see staged): written in place
+            made.maker.stop()
+            shutil.rmtree(made.stage, ignore_errors=True)  # what the maker made after staged removed it
 
         def overrides_template() -> None:
             batch.messages.append(write_template(stage, template(batch.results, batch.groups, out / "overrides.yaml",
@@ -436,6 +440,7 @@ class _Early:
         self.out, self.workers, self.reports = out, workers, reports
         self.made: _Made | None = None
         self.said: list[str] = []
+        self._left: list[Path] = []  # stages removed, to remove again (see close)
 
     def named(self, places: list[Path], students: list[str]) -> None:
         if self.workers <= 1 or not places:
@@ -443,32 +448,37 @@ class _Early:
         pool = getattr(self.reports, "early", None)
         if len(places) >= LARGE_CLASS and pool is None:
             return  # a large class is never forked from (see reports.folders), and no process is free
+        keeping = _keeping(places, students, lastrun.read(self.out, quiet=True), self.out, self.said)
+        folders = folder_names([_Named(s) for s in students], keeping.wanted, keeping.reserved)
         stage = new_stage(self.out)
         if stage is None:
             return  # OUT is written in place: its folders may be there already
-        keeping = _keeping(places, students, lastrun.read(self.out, quiet=True), self.out, self.said)
-        folders = folder_names([_Named(s) for s in students], keeping.wanted, keeping.reserved)
-        self.made = _Made(keeping, folders, stage, FolderMaker(stage, folders, pool).start(), students)
+        self.made = _Made(keeping, folders, stage, None, students)  # from now on close() removes it
+        self.made.maker = FolderMaker(stage, folders, pool).start()
 
     def taken(self, batch: Batch) -> _Made | None:
         """What was made, for `batch` to write into; None if nothing was (or it was made for other ids)."""
         made, self.made = self.made, None
         if made is None:
             return None
-        if made.students != [r.student for r in batch.results] or made.keeping.places != batch.places:
+        if (made.students != [r.student for r in batch.results] or made.keeping.places != batch.places
+                or made.keeping.persons != batch.last().unlisted(self.out)):  # a person's folder added meanwhile
             self.made = made  # close() removes it
             return None
         batch.messages += self.said
         return made
 
     def close(self) -> None:
-        """Remove a stage no run took (the run stopped first)."""
+        """Remove a stage no run took (the run stopped first). Called again once the report processes
+        are gone: one of them may have been making its folders (a large class) as it was removed."""
         made, self.made = self.made, None
         if made is not None:
             if made.maker is not None:
                 made.maker.stop()
             if made.stage is not None:
-                shutil.rmtree(made.stage, ignore_errors=True)
+                self._left.append(made.stage)
+        for stage in self._left:
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 @dataclass(frozen=True)

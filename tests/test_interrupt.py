@@ -615,3 +615,60 @@ def test_a_run_stopped_while_checking_leaves_no_staging_folder_and_no_folder_mak
     assert staging(out) == [] and not out.exists()
     with pytest.raises(ProcessLookupError):
         os.kill(makers[1], 0)  # ended and reaped
+
+
+def test_a_batch_the_workers_refuse_while_the_class_is_read_is_sent_after_it(monkeypatch, tmp_path):
+    # A pool that cannot take work during the plan (no process to fork, for a moment) is no
+    # student's error: what it refused is sent once the class is read.
+    from attngrade import batch as batch_module
+    from attngrade.grading import execute
+
+    monkeypatch.setattr(execute, "BATCH", 2)
+    refused = []
+    real_send = execute.Stream._send
+
+    def once(self, batch):
+        if not refused:
+            refused.append(batch)
+            raise RuntimeError("the pool is not running")
+        return real_send(self, batch)
+
+    monkeypatch.setattr(execute.Stream, "_send", once)
+    folder = ROOT / "examples" / "cs224n-w21-a5"
+    two = batch_module.grade_paths([folder], SOLUTIONS, workers=2)
+    monkeypatch.undo()
+    one = batch_module.grade_paths([folder], SOLUTIONS, workers=1)
+    assert refused and [r.to_json() for r in two.results] == [r.to_json() for r in one.results]
+
+
+def test_a_run_stopped_as_its_folders_start_leaves_no_staging_folder(monkeypatch, tmp_path):
+    from attngrade import batch as batch_module
+
+    cls, out = make_class(tmp_path / "class", 30), tmp_path / "out"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch_module, "FolderMaker", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
+    assert staging(out) == [] and not out.exists()
+
+
+def test_an_out_that_can_no_longer_be_replaced_when_the_reports_are_due_is_written_in_place(monkeypatch, tmp_path):
+    from attngrade import batch as batch_module
+    from attngrade import runfolder
+
+    cls, out = make_class(tmp_path / "class", 30), tmp_path / "out"
+    batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
+    started = []
+    real, maker = runfolder._in_place, batch_module.FolderMaker
+    # Replaceable when the class is read (its folders are made in a staging folder), then a
+    # mount point: the run must still write every report, in place, and leave no staging folder.
+    monkeypatch.setattr(batch_module, "FolderMaker", lambda *args: started.append(1) or maker(*args))
+    monkeypatch.setattr(runfolder, "_in_place", lambda path: bool(started) or real(path))
+    batch = batch_module.run([cls], out, SOLUTIONS, show_progress=False, workers=2)
+    assert started
+    assert any("written in place" in m for m in batch.messages)
+    assert staging(out) == []
+    assert len(list(out.glob("*/report.html"))) == 30

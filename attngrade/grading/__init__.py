@@ -5,8 +5,8 @@
   workers, a class with many distinct formulas is read by several processes (`shards.py`).
 - **run** (`execute.py`): execute the distinct tasks through an Executor (in this
   process, or a pool of worker processes under budgets); knows nothing of students. With
-  local workers it begins while the plan reads (`execute.Stream`): each task is sent as
-  the plan lists it.
+  local workers and a class loaded whole it begins while the plan reads (`execute.Stream`):
+  each task is sent as the plan lists it.
 - **assemble** (`assemble.py`): each Verdict from the readings and the outcomes, with
   one points ledger (`ledger.py`) that every output reads.
 

@@ -10,6 +10,7 @@ replaced; the student gets an `invalid` verdict with the reason.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -22,7 +23,7 @@ from .tasks import Task, TaskKey, check_of, run_task, task_budget, timed_out, wo
 
 log = logging.getLogger(__name__)
 
-MEMORY_LIMIT = 2 * 1024**3  # bytes of address space per worker
+MEMORY_LIMIT = 2 * 1024**3  # bytes of address space per worker, above what it was forked with
 GRACE = 1.0  # seconds past the budget before the worker is killed outright
 
 
@@ -125,33 +126,45 @@ class Stream:
         # Forked workers are handed the assignments unpickled (pages shared with the parent); others
         # get a copy. Never through a global set here: two Dask threads of one worker run two pools.
         inherited = context.get_start_method() == "fork"
-        # `beside` a plan, this process reads the class on one of the cores: one worker fewer.
-        self._pool = ProcessPool(max_workers=max(1, owner.workers - beside), initializer=_start_worker,
+        # `beside` a plan, this process reads the class on one of the cores: one worker fewer, unless
+        # checks run code (seconds each, after the plan: they need every worker then).
+        code = any(REGISTRY[spec.check].runs_code for a in assignments.values()
+                   for part in a.homework.parts for spec in part.checks)
+        fewer = 1 if beside and not code else 0
+        self._pool = ProcessPool(max_workers=max(1, owner.workers - fewer), initializer=_start_worker,
                                  initargs=(owner.memory, dict(assignments), _sandbox_socket(),
                                            os.getpid() if inherited else None),  # else forked by the fork server
                                  context=context)
         self._tasks: dict[TaskKey, Task] = {}
         self._pending: list[TaskKey] = []
+        self._code: list[TaskKey] = []
         self._sent: dict[Any, list[TaskKey]] = {}
+        self._refused = False  # the pool refused a batch during the plan: the rest waits for `outcomes`
 
     def add(self, task: Task) -> None:
-        """Send `task` soon: with the next full batch (alone, if it runs code)."""
-        if self._keep(task) and len(self._pending) >= BATCH:
+        """Send `task` soon, with the next full batch. Never raises: the plan calls it for a student,
+        and a pool that cannot take work now (no process to fork) is no student's error; `outcomes`
+        sends what is held, and says so if the pool still cannot."""
+        if not self._keep(task) or len(self._pending) < BATCH or self._refused:
+            return
+        try:
             self._send(self._pending)
-            self._pending = []
+        except Exception:  # noqa: BLE001 - said by `outcomes`, which sends it again
+            log.debug("the check workers refused a batch while the class was read", exc_info=True)
+            self._refused = True
+            return
+        self._pending = []
 
     def _keep(self, task: Task) -> bool:
-        """Hold `task` to be sent; False if it needs nothing more (known, or this process's)."""
+        """Hold `task` to be sent; False if it is not held here (known, or this process's)."""
         if task.key in self._tasks:
             return False
         self._tasks[task.key] = task
         check = check_of(task.key, self.assignments)
         if check in TRIVIAL:
             return False
-        if REGISTRY[check].runs_code:
-            self._send([task.key])
-            return False
-        self._pending.append(task.key)
+        # Code runs after the plan: its sandbox imports torch meanwhile, not inside the first check's budget.
+        (self._code if REGISTRY[check].runs_code else self._pending).append(task.key)
         return True
 
     def _send(self, batch: list[TaskKey]) -> None:
@@ -171,10 +184,10 @@ class Stream:
         try:
             for task in tasks.values():
                 self._keep(task)
-            # What is left goes in batches sized for the workers to finish together.
-            for batch in _batches(self._pending, self.assignments, owner.workers):
+            # What is left goes in batches sized for the workers to finish together (code alone, first).
+            for batch in _batches(self._code + self._pending, self.assignments, owner.workers):
                 self._send(batch)
-            self._pending = []
+            self._code, self._pending = [], []
             # ... while the workers check, the trivial ones are done here.
             trivial = {k: t for k, t in tasks.items() if check_of(k, self.assignments) in TRIVIAL}
             outcomes = InProcess(0.0, on_done).run(trivial, self.assignments)
@@ -326,6 +339,9 @@ def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, san
     from ..lifeline import end_with_parent
 
     end_with_parent(parent)
+    # What the worker inherited (the class, the plan so far) is out of its collector's reach: a
+    # collection would write to every object of it, copying the pages it shares with the parent.
+    gc.freeze()
     if assignments is not None:
         _ASSIGNMENTS.clear()
         _ASSIGNMENTS.update(assignments)

@@ -30,6 +30,9 @@ class Share:
         self._read = -1
         if not hasattr(os, "fork"):
             return
+        from .execute import settle
+
+        settle()  # no fork while a thread joins a finished pool's workers
         read, write = os.pipe()
         parent = os.getpid()
         collecting = gc.isenabled()
@@ -62,7 +65,8 @@ class Share:
         if self._pid is None:
             return None
         try:
-            with os.fdopen(self._read, "rb") as pipe:  # read to the end: the child may be blocked writing
+            fd, self._read = self._read, -1  # closed with the file object
+            with os.fdopen(fd, "rb") as pipe:  # read to the end: the child may be blocked writing
                 data = pipe.read()
             _, status = os.waitpid(self._pid, 0)
             self._pid = None
@@ -74,6 +78,9 @@ class Share:
 
     def stop(self) -> None:
         """End the child now (this process stopped before it asked for the result)."""
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
         if self._pid is not None:
             try:
                 os.kill(self._pid, signal.SIGKILL)

@@ -50,7 +50,7 @@ def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
     """`plan(items, resolve, stats)`, by `workers` processes when the class is large enough
     and fork exists (submissions loaded one by one, a `Loading`, are planned here: they are read
     once). `advance` is told of each submission planned (the progress bar); `on_task`, of each
-    task this process plans (see `plan`; the shares' tasks are not told)."""
+    task planned while the class is planned in this process alone (see `plan`)."""
     advance = advance or (lambda count: None)
     names = submission_names(items)  # looked over here: `plan` is given the items one by one
     if not (workers > 1 and isinstance(items, Sequence) and SPLIT_FROM <= len(items) < SPLIT_BELOW
@@ -67,7 +67,8 @@ def plan_split(items: Items, resolve: Resolve, stats: Stats, workers: int,
         with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork"),
                                  initializer=end_with_parent, initargs=(os.getpid(),)) as pool:
             later = [pool.submit(_plan_share, start, stop) for start, stop in bounds[1:]]
-            joined = plan(_counted(every[:bounds[0][1]], advance), resolve, stats, on_task=on_task)
+            # No task is sent while the class is split: the shares' processes have the cores.
+            joined = plan(_counted(every[:bounds[0][1]], advance), resolve, stats)
             for future, (start, stop) in zip(later, bounds[1:]):
                 _join(joined, _share(future, every[start:stop], resolve), resolve)
                 advance(stop - start)
@@ -106,7 +107,9 @@ def remembered(resolve: Resolve) -> Resolve:
             except SubmissionError as err:
                 known[homework] = err
         if isinstance(known[homework], SubmissionError):
-            raise known[homework]
+            # A new exception each time: raising the same one again would lengthen its traceback
+            # by this frame for every student on that homework.
+            raise SubmissionError(str(known[homework]))
         return known[homework]
 
     return again

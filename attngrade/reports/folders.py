@@ -57,7 +57,8 @@ class FolderMaker:
             (self.root / name).mkdir(exist_ok=True)
 
     def stop(self) -> None:
-        """End the child now (the run stopped before its reports were written)."""
+        """End the child now (the run stopped before its reports were written). A job of a report
+        process cannot be stopped: it ends at its next folder once the stage is removed."""
         if self._job is not None:
             self._job.cancel()
             self._job = None

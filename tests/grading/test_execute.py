@@ -199,10 +199,14 @@ def test_a_run_stopped_after_its_checking_began_takes_its_workers_with_it(monkey
     from attngrade.grading import execute
 
     monkeypatch.setattr(execute, "BATCH", 2)
+    sent = []
+    real_send = execute.Stream._send
+    monkeypatch.setattr(execute.Stream, "_send", lambda self, batch: sent.append(batch) or real_send(self, batch))
     before = _children()
     with pytest.raises(ConfigError, match="--gold nonsense"):  # found once the class is read
         batch_module.grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions", workers=2,
                                  gold={"nonsense": ROOT / "solutions"})
+    assert sent, "checking had begun"
     execute.settle()
     deadline = time.monotonic() + 10
     while _children() - before and time.monotonic() < deadline:
@@ -216,7 +220,8 @@ def test_a_worker_forked_before_the_sandbox_started_is_told_its_socket(monkeypat
     from attngrade.grading.execute import _run_batch_in_worker
     from attngrade.sandbox import ENV_SOCKET
 
-    monkeypatch.delenv(ENV_SOCKET, raising=False)
+    monkeypatch.setenv(ENV_SOCKET, "")  # recorded, so the test's own value goes with it
+    monkeypatch.delenv(ENV_SOCKET)
     assert _run_batch_in_worker([], 1.0, "/run/attngrade-zygote/sock") == []
     assert os.environ[ENV_SOCKET] == "/run/attngrade-zygote/sock"
 

@@ -61,3 +61,26 @@ def test_a_class_that_repeats_its_formulas_is_not_split(items, monkeypatch):
     monkeypatch.setattr(shards, "ProcessPoolExecutor", lambda *a, **k: forked.append(1))
     shards.plan_split(items, resolve, Stats(), workers=2)
     assert not forked
+
+
+def test_a_homework_nobody_has_is_refused_again_without_a_growing_traceback():
+    # Every student on a mistyped homework asks again: the same exception raised again kept a
+    # frame per student alive (a 100,000-student class on one typo).
+    from attngrade.errors import SubmissionError
+    from attngrade.grading.shards import remembered
+
+    def resolve(homework):
+        raise SubmissionError(f"no homework '{homework}'")
+
+    again = remembered(resolve)
+    depths = []
+    for _ in range(50):
+        try:
+            again("hw9")
+        except SubmissionError as err:
+            assert str(err) == "no homework 'hw9'"
+            tb, depth = err.__traceback__, 0
+            while tb is not None:
+                tb, depth = tb.tb_next, depth + 1
+            depths.append(depth)
+    assert max(depths) <= 3
