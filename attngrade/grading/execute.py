@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Mapping, Protocol
 
 from ..checkers import REGISTRY, Outcome
@@ -126,15 +127,14 @@ class Stream:
         # Forked workers are handed the assignments unpickled (pages shared with the parent); others
         # get a copy. Never through a global set here: two Dask threads of one worker run two pools.
         inherited = context.get_start_method() == "fork"
-        # `beside` a plan, this process reads the class on one of the cores: one worker fewer, unless
-        # checks run code (seconds each, after the plan: they need every worker then).
-        code = any(REGISTRY[spec.check].runs_code for a in assignments.values()
-                   for part in a.homework.parts for spec in part.checks)
-        fewer = 1 if beside and not code else 0
-        self._pool = ProcessPool(max_workers=max(1, owner.workers - fewer), initializer=_start_worker,
-                                 initargs=(owner.memory, dict(assignments), _sandbox_socket(),
-                                           os.getpid() if inherited else None),  # else forked by the fork server
-                                 context=context)
+        self._start = partial(ProcessPool, initializer=_start_worker, context=context,
+                              initargs=(owner.memory, dict(assignments), _sandbox_socket(),
+                                        os.getpid() if inherited else None))  # else forked by the fork server
+        # `beside` a plan, this process reads the class on one of the cores: one worker fewer (code
+        # checks, which run after the plan, get a pool of their own for the missing one: `outcomes`).
+        self._fewer = min(int(beside), owner.workers - 1)
+        self._pool = self._start(max_workers=owner.workers - self._fewer)
+        self._extra: Any = None
         self._tasks: dict[TaskKey, Task] = {}
         self._pending: list[TaskKey] = []
         self._code: list[TaskKey] = []
@@ -167,9 +167,9 @@ class Stream:
         (self._code if REGISTRY[check].runs_code else self._pending).append(task.key)
         return True
 
-    def _send(self, batch: list[TaskKey]) -> None:
+    def _send(self, batch: list[TaskKey], pool: Any = None) -> None:
         # The code sandbox may have started after the workers (the plan starts it when it meets code).
-        future = self._pool.schedule(_run_batch_in_worker,
+        future = (pool or self._pool).schedule(_run_batch_in_worker,
                                      args=([self._tasks[k] for k in batch], self.owner.budget, _sandbox_socket()),
                                      timeout=self.owner._timeout(batch, self.assignments))
         self._sent[future] = batch
@@ -185,8 +185,10 @@ class Stream:
             for task in tasks.values():
                 self._keep(task)
             # What is left goes in batches sized for the workers to finish together (code alone, first).
-            for batch in _batches(self._code + self._pending, self.assignments, owner.workers):
-                self._send(batch)
+            if self._code and self._fewer:
+                self._extra = self._start(max_workers=self._fewer)  # forked now: the sandbox has started
+            for i, batch in enumerate(_batches(self._code + self._pending, self.assignments, owner.workers)):
+                self._send(batch, self._extra if self._extra is not None and i < len(self._code) and i % 2 else None)
             self._code, self._pending = [], []
             # ... while the workers check, the trivial ones are done here.
             trivial = {k: t for k, t in tasks.items() if check_of(k, self.assignments) in TRIVIAL}
@@ -216,16 +218,19 @@ class Stream:
         except BaseException:
             self.close()
             raise
-        _retire(self._pool)
-        self._pool = None
+        for pool in (self._pool, self._extra):
+            if pool is not None:
+                _retire(pool)
+        self._pool = self._extra = None
         return {key: outcomes[key] for key in tasks}
 
     def close(self) -> None:
         """Stop the workers now (the run stopped before its outcomes were asked for)."""
-        if self._pool is not None:
-            self._pool.stop()  # Ctrl-C or a broken pool: the workers are killed, not waited for
-            self._pool.join()
-            self._pool = None
+        for pool in (self._pool, self._extra):
+            if pool is not None:
+                pool.stop()  # Ctrl-C or a broken pool: the workers are killed, not waited for
+                pool.join()
+        self._pool = self._extra = None
 
 
 _RETIRING: list[threading.Thread] = []

@@ -184,8 +184,8 @@ def test_with_two_workers_the_class_is_checked_while_it_is_read(monkeypatch):
             reading.clear()
 
     monkeypatch.setattr(batch_module, "plan_split", split)
-    monkeypatch.setattr(execute.Stream, "_send", lambda self, batch: sent.append(bool(reading)) or
-                        real_send(self, batch))
+    monkeypatch.setattr(execute.Stream, "_send", lambda self, batch, pool=None: sent.append(bool(reading)) or
+                        real_send(self, batch, pool))
     two = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
     assert sent.count(True) >= 2, "batches went to the workers while the class was still being read"
     assert [r.to_json() for r in two.results] == [r.to_json() for r in alone.results]
@@ -201,7 +201,8 @@ def test_a_run_stopped_after_its_checking_began_takes_its_workers_with_it(monkey
     monkeypatch.setattr(execute, "BATCH", 2)
     sent = []
     real_send = execute.Stream._send
-    monkeypatch.setattr(execute.Stream, "_send", lambda self, batch: sent.append(batch) or real_send(self, batch))
+    monkeypatch.setattr(execute.Stream, "_send",
+                        lambda self, batch, pool=None: sent.append(batch) or real_send(self, batch, pool))
     before = _children()
     with pytest.raises(ConfigError, match="--gold nonsense"):  # found once the class is read
         batch_module.grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions", workers=2,
@@ -259,3 +260,21 @@ def _allocate_and_read_cap(size: int) -> tuple[bool, int]:
     except MemoryError:
         allocated = False
     return allocated, resource.getrlimit(resource.RLIMIT_AS)[0]
+
+
+def _where(answers, ctx):
+    time.sleep(0.2)  # as a code check waits on its sandbox
+    return Outcome(1.0, (f"pid {os.getpid()}",))
+
+
+def test_code_checks_after_a_plan_have_every_worker(planned, monkeypatch):
+    # Beside a plan a stream has one worker fewer (this process reads); the code checks it holds
+    # to the end get a pool for the missing one, or a class of code checks would run on one.
+    tasks = {k: t for k, t in _quick(planned).items() if check_of(k, planned.assignments) == "bigO"}
+    assert len(tasks) >= 4
+    monkeypatch.setitem(REGISTRY, "bigO", Check("bigO", _where, runs_code=True))
+    stream = WorkerPool(2, 5.0).stream(planned.assignments)
+    assert stream is not None and stream._fewer == 1
+    outcomes = stream.outcomes(tasks)
+    pids = {o.feedback[0] for o in outcomes.values()}
+    assert len(pids) == 2 and all(p != f"pid {os.getpid()}" for p in pids)
