@@ -130,8 +130,8 @@ class Stream:
         self._start = partial(ProcessPool, initializer=_start_worker, context=context,
                               initargs=(owner.memory, dict(assignments), _sandbox_socket(),
                                         os.getpid() if inherited else None))  # else forked by the fork server
-        # `beside` a plan, this process reads the class on one of the cores: one worker fewer (code
-        # checks, which run after the plan, get a pool of their own for the missing one: `outcomes`).
+        # `beside` a plan, this process reads the class on one of the cores: one worker fewer (what is
+        # sent after the plan gets a pool of its own for the missing one: `outcomes`).
         self._fewer = min(int(beside), owner.workers - 1)
         self._pool = self._start(max_workers=owner.workers - self._fewer)
         self._extra: Any = None
@@ -185,10 +185,13 @@ class Stream:
             for task in tasks.values():
                 self._keep(task)
             # What is left goes in batches sized for the workers to finish together (code alone, first).
-            if self._code and self._fewer:
-                self._extra = self._start(max_workers=self._fewer)  # forked now: the sandbox has started
+            # Beside the plan one worker was left out; for what is left now (all of it, if nothing was
+            # sent while the plan read, as when it is split), it is a pool of its own, forked now
+            # (after the sandbox started), taking every other batch.
+            if self._fewer and (self._code or len(self._pending) >= 2 * BATCH):
+                self._extra = self._start(max_workers=self._fewer)
             for i, batch in enumerate(_batches(self._code + self._pending, self.assignments, owner.workers)):
-                self._send(batch, self._extra if self._extra is not None and i < len(self._code) and i % 2 else None)
+                self._send(batch, self._extra if self._extra is not None and i % 2 else None)
             self._code, self._pending = [], []
             # ... while the workers check, the trivial ones are done here.
             trivial = {k: t for k, t in tasks.items() if check_of(k, self.assignments) in TRIVIAL}

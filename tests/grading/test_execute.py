@@ -278,3 +278,17 @@ def test_code_checks_after_a_plan_have_every_worker(planned, monkeypatch):
     outcomes = stream.outcomes(tasks)
     pids = {o.feedback[0] for o in outcomes.values()}
     assert len(pids) == 2 and all(p != f"pid {os.getpid()}" for p in pids)
+
+
+def test_what_a_stream_sends_after_the_plan_has_every_worker(planned, monkeypatch):
+    # Nothing is sent while a split plan reads: everything comes at the end, and must not be left
+    # to the one worker a stream keeps beside the plan (the worst case ran on one core).
+    from attngrade.grading import execute
+
+    monkeypatch.setattr(execute, "BATCH", 2)
+    tasks = {k: t for k, t in _quick(planned).items() if check_of(k, planned.assignments) == "bigO"}
+    assert len(tasks) >= 4
+    monkeypatch.setitem(REGISTRY, "bigO", Check("bigO", _where))
+    stream = WorkerPool(2, 5.0).stream(planned.assignments)
+    outcomes = stream.outcomes(tasks)
+    assert len({o.feedback[0] for o in outcomes.values()}) == 2
