@@ -161,7 +161,10 @@ def _children() -> set[int]:
     """This process's living children (Linux /proc)."""
     found: set[int] = set()
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        found.update(int(pid) for pid in (task / "children").read_text().split())
+        try:
+            found.update(int(pid) for pid in (task / "children").read_text().split())
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
     return found
 
 
