@@ -430,6 +430,7 @@ class _Made:
     stage: Path | None = None
     maker: FolderMaker | None = None
     students: list[str] = field(default_factory=list)  # the ids they were named for
+    top: frozenset[str] | None = None  # what OUT held at the top when they were named
 
 
 class _Early:
@@ -453,7 +454,7 @@ class _Early:
         stage = new_stage(self.out)
         if stage is None:
             return  # OUT is written in place: its folders may be there already
-        self.made = _Made(keeping, folders, stage, None, students)  # from now on close() removes it
+        self.made = _Made(keeping, folders, stage, None, students, _top(self.out))  # from now on close() removes it
         self.made.maker = FolderMaker(stage, folders, pool).start()
 
     def taken(self, batch: Batch) -> _Made | None:
@@ -461,8 +462,10 @@ class _Early:
         made, self.made = self.made, None
         if made is None:
             return None
+        # OUT's top as it was: no folder of a person's was added meanwhile (see `_keeping`'s persons),
+        # known without reading the run before's list again (40 MB at 100,000 students).
         if (made.students != [r.student for r in batch.results] or made.keeping.places != batch.places
-                or made.keeping.persons != batch.last().unlisted(self.out)):  # a person's folder added meanwhile
+                or made.top != _top(self.out)):
             self.made = made  # close() removes it
             return None
         batch.messages += self.said
@@ -479,6 +482,13 @@ class _Early:
                 self._left.append(made.stage)
         for stage in self._left:
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def _top(out: Path) -> frozenset[str] | None:
+    try:
+        return frozenset(os.listdir(out))
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True)

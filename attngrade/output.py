@@ -26,10 +26,7 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="", errors=UNENCODABLE) as handle:
-            if isinstance(text, str):
-                handle.write(text)
-            else:
-                handle.writelines(text)
+            _put(handle, text)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs are ordinary files
         os.replace(tmp, path)
     except BaseException:
@@ -47,10 +44,14 @@ def write_new(path: Path, text: str | Iterable[str]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(path, "x", encoding="utf-8", newline="", errors=UNENCODABLE)
     with handle:
-        if isinstance(text, str):
-            handle.write(text)
-        else:
-            handle.writelines(text)
+        _put(handle, text)
+
+
+def _put(handle: Any, text: str | Iterable[str]) -> None:
+    if isinstance(text, str):
+        handle.write(text)
+    else:
+        handle.writelines(text)
 
 
 _UMASK = os.umask(0)

@@ -190,9 +190,7 @@ class Loading:
         return len(self.paths)
 
     def __iter__(self) -> Iterator[Submission | Result]:
-        if self._started:
-            raise RuntimeError("a Loading is read once; load the submissions again to read them again")
-        self._started = True
+        self._begin()
         for path in self.paths:
             if self.stats is not None:
                 self.stats.submissions += 1
@@ -203,9 +201,7 @@ class Loading:
         shares (their submissions come back pickled: plain data, cheap) while this one loads the first."""
         from .forked import Share
 
-        if self._started:
-            raise RuntimeError("a Loading is read once; load the submissions again to read them again")
-        self._started = True
+        self._begin()
         size = -(-len(self.paths) // workers)
         shares = [self.paths[start:start + size] for start in range(0, len(self.paths), size)]
         later = [Share(lambda share=share: [self._load(p) for p in share]) for share in shares[1:]]
@@ -220,6 +216,11 @@ class Loading:
         if self.stats is not None:
             self.stats.submissions += len(self.paths)
         return loaded
+
+    def _begin(self) -> None:
+        if self._started:
+            raise RuntimeError("a Loading is read once; load the submissions again to read them again")
+        self._started = True
 
     def _load(self, path: Path) -> Submission | Result:
         from ..submissions import load_submission
