@@ -44,6 +44,7 @@ from .runfolder import apart, check_only_outputs, claimed, new_stage, staged
 from .scale import LARGE_CLASS
 
 if TYPE_CHECKING:
+    from .early import EarlyLoad
     from .reports.cluster import ClusterReports
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
                 gold: dict[str, Path] | None = None, *, workers: int | None = 1, budget: float = 2.0,
                 bank: Bank = BUNDLED, homework: str | None = None, runner: Executor | None = None,
                 reports: ReportPool | None = None, freeze: bool = False, out: Path | None = None,
-                named: Callable[[list[Path], list[str]], None] | None = None) -> Batch:
+                named: Callable[[list[Path], list[str]], None] | None = None,
+                early: EarlyLoad | None = None) -> Batch:
     """plan (load and read every submission), run (each distinct task once), assemble.
 
     `runner` is where the run stage executes (default: worker processes on this machine);
@@ -140,7 +142,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     read once the processes started when the submissions are counted are forked, so that none
     holds a copy of them); `named` is told where each submission is and the id it goes by, in
     order, as soon as that is known (before the class is read, if it is loaded whole), so that
-    the run's folders are made meanwhile.
+    the run's folders are made meanwhile; `early`, a child that began reading the class before this
+    process imported the library (`early.EarlyLoad`).
     """
     batch = Batch()
     progress = progress or Quiet()
@@ -171,7 +174,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
         with _timed(batch.timings, "plan"):
             items = load_all(paths, batch.stats, homework=homework, bank=bank, passed_over=passed_over,
                              found=found, lazy_from=LARGE_CLASS, before=before, classes=classes, outputs=out,
-                             mixed=mixed, workers=processes)
+                             mixed=mixed, workers=processes, early=early)
             progress.stage(f"reading {len(items)} submissions", len(items))
             if named is not None and isinstance(items, Loaded):
                 named(*_who(unique_students(items, items.names)))  # the ids the plan gives, as it will give them
@@ -239,10 +242,12 @@ def _checked(planned: Plan, items: Any, runner: Executor, stream: "Stream | None
 def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, show_progress: bool = True,
         gold: dict[str, Path] | None = None, workers: int | None = None, budget: float = 2.0,
         overrides: Path | None = None, bank: Bank = BUNDLED, homework: str | None = None,
-        runner: Executor | None = None, rubric: bool = False, roster: Path | None = None) -> Batch:
+        runner: Executor | None = None, rubric: bool = False, roster: Path | None = None,
+        early: EarlyLoad | None = None) -> Batch:
     """Grade every submission under `paths` and write results, grades and reports to `out`.
 
-    Reports go to students, so the rubric of pending parts is in them only with `rubric`.
+    Reports go to students, so the rubric of pending parts is in them only with `rubric`;
+    `early`: a child reading the class since before the library was imported (`early.EarlyLoad`).
     """
     said: list[str] = []
     paths = apart(paths, out, said)
@@ -254,12 +259,12 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         # The report processes are forked before the class is read, while this process is small
         # (see reports.parallel).
         reports = _reports(runner, workers)
-        early = _Early(out, default_workers() if workers is None else workers, reports)
+        folders = _FoldersAhead(out, default_workers() if workers is None else workers, reports)
         try:
             try:
                 batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
                                     homework=homework, runner=runner, reports=reports, freeze=True, out=out,
-                                    named=early.named)
+                                    named=folders.named, early=early)
             except KeyboardInterrupt:
                 sys.stderr.write(f"grade: stopped while grading, before anything was written; {out} is as it was\n")
                 raise
@@ -267,12 +272,12 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
             batch.messages[:0] = said
             if people is not None:
                 batch.messages += unmatched((r.student for r in batch.results), people)
-            return _finish(batch, out, overrides, progress, rubric, people, workers, reports, early)
+            return _finish(batch, out, overrides, progress, rubric, people, workers, reports, folders)
         finally:
             gc.unfreeze()
-            early.close()  # first: a report process making a large class's folders then stops at once
+            folders.close()  # first: a report process making a large class's folders then stops at once
             reports.close()
-            early.close()
+            folders.close()
             progress.close()
 
 
@@ -299,7 +304,7 @@ def _check_overrides_file(overrides: Path | None, out: Path) -> None:
 
 def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, rubric: bool = False,
             roster: dict | None = None, workers: int | None = 1, reports: ReportPool | None = None,
-            early: "_Early | None" = None) -> Batch:
+            folders: "_FoldersAhead | None" = None) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
@@ -316,7 +321,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                                                {p.id: p for p in hw.parts}) for hid, hw in homeworks.items()}
             _group_examples(batch, set(decisions.students))
     settle()  # the run stage's pool, joined in the background: done before report processes fork
-    made = early.taken(batch) if early is not None else None
+    made = folders.taken(batch) if folders is not None else None
     if made is None:
         keeping = _keeping(batch.places, [r.student for r in batch.results], batch.last(), out, batch.messages)
         made = _Made(keeping, _folders(batch.results, keeping))
@@ -433,7 +438,7 @@ class _Made:
     top: frozenset[str] | None = None  # what OUT held at the top when they were named
 
 
-class _Early:
+class _FoldersAhead:
     """With more than one worker: the staged OUT and its students' folders made while the class is
     read and checked (`reports.folders`), as soon as it is known who is in it."""
 

@@ -15,8 +15,8 @@ from .errors import EXIT_OK, EXIT_SUBMISSION_FAILED, AttngradeError, ConfigError
 from .rawtext import printable
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _parser(kind: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser = kind(
         prog="grade",
         description="Grade transformer and attention homework: math answers by their properties, "
                     "formulas by equivalence, prediction files by accuracy.",
@@ -122,16 +122,60 @@ _LIBRARY = {"check": "selfcheck", "run": "batch", "autograder": "gradescope", "g
 
 def entry() -> int:
     """The `grade` program (and `python -m attngrade`): main(), then an exit without the last collections."""
+    early = read_early(sys.argv[1:])
     try:
-        import_library(sys.argv[1:])
-    except KeyboardInterrupt:
-        return 130
-    code = main()
+        try:
+            import_library(sys.argv[1:])
+        except KeyboardInterrupt:
+            return 130
+        code = main(early=early)
+    finally:
+        if early is not None:
+            early.stop()
     # At exit the interpreter collects every cycle once more; with sympy loaded that costs ~50 ms
     # of a ~0.4 s `grade check` and frees nothing the OS does not take back anyway. Frozen objects
     # are out of the collector's reach; atexit handlers, flushes and finalizers still run.
     gc.freeze()
     return code
+
+
+class _Unparsed(Exception):
+    pass
+
+
+class _QuietParser(argparse.ArgumentParser):
+    """Parses as `grade` does, but says nothing and exits nowhere: what it cannot parse, main() will."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _Unparsed(message)
+
+    def exit(self, status: int = 0, message: str | None = None):  # type: ignore[override]
+        raise _Unparsed(message or "")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        pass
+
+
+def read_early(argv: list[str]) -> Any:
+    """For `grade run` with more than one local worker: a child forked now, before the library is
+    imported, that begins reading the class meanwhile (`early.EarlyLoad`); else None."""
+    if not argv or "run" not in argv:
+        return None
+    try:
+        args = _parser(_QuietParser).parse_args(argv)
+    except _Unparsed:
+        return None
+    if args.command != "run" or args.executor != "local":
+        return None
+    from .early import EarlyLoad
+
+    def source() -> tuple[Any, str | None]:  # in the child: only a homework or bank named costs it the library
+        if args.homework is None and args.bank is None:
+            return None, None
+        bank, homework, _, _ = _homework_source(args)
+        return bank, homework
+
+    return EarlyLoad.start(args.paths, args.out, args.workers, source)
 
 
 def import_library(argv: list[str]) -> None:
@@ -158,7 +202,7 @@ def import_library(argv: list[str]) -> None:
             gc.enable()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, early: Any = None) -> int:
     from .rawtext import UNENCODABLE
 
     for stream in (sys.stdout, sys.stderr):  # student text is printed too (see rawtext.UNENCODABLE)
@@ -169,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             return _check(args)
         if args.command == "run":
-            return _run(args)
+            return _run(args, early)
         if args.command == "autograder":
             return _autograder(args)
         if args.command == "gradescope":
@@ -222,7 +266,7 @@ def _folder(text: str) -> Path:
     return Path(text)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, early: Any = None) -> int:
     from .batch import run
 
     bank, homework, solutions, gold = _homework_source(args)
@@ -242,7 +286,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             batch = run(args.paths, args.out, solutions, gold=gold, workers=args.workers, budget=args.budget,
                         overrides=args.overrides, bank=bank, homework=homework, runner=runner,
-                        rubric=args.rubric_to_students, roster=args.roster)
+                        rubric=args.rubric_to_students, roster=args.roster, early=early)
         except OSError as err:  # OUT's disk or folder: no submission's fault, and nothing a traceback helps with
             where = f" ({err.filename})" if err.filename else ""
             raise ConfigError(f"-o {args.out}: could not write the outputs: {err.strerror or err}{where}; free "

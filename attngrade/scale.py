@@ -13,4 +13,14 @@ From `LARGE_CLASS` submissions on:
   end of the run.
 """
 
+import os
+
 LARGE_CLASS = 5_000
+
+# Below this, a class is loaded by one process: a second one loading half of it would not pay for its start.
+SHARE_LOAD_FROM = 200
+
+
+def default_workers() -> int:
+    """The processes a run uses unless told: one per core this process may run on."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

@@ -11,6 +11,7 @@ not a student's (hidden files, a Gradescope export's metadata) are listed as suc
 from __future__ import annotations
 
 import codecs
+import logging
 import os
 import re
 import stat
@@ -26,7 +27,9 @@ from .errors import SubmissionError
 from .formats import MAX_BYTES, READ, is_answers_format, read_carrier
 from .lastrun import FILE as FOLDERS_FILE
 from .rawtext import safe_text
-from .records import Submission
+from .records import Result, Submission
+
+log = logging.getLogger(__name__)
 
 MAX_YAML_BYTES = 2_000_000
 # Seconds to read one submission (it is read in the grading process, before any check's
@@ -144,6 +147,31 @@ def load_submission(path: Path, homework: str | None = None, bank: Any = None) -
         pass
     raise SubmissionError(f"reading this submission took over {READ_BUDGET:g} s, so it was not graded (one "
                           "written by hand reads in well under a second); send course staff the file", path=str(path))
+
+
+def load_or_error(path: Path, homework: str | None = None, bank: Any = None) -> Submission | Result:
+    """`load_submission`, or the error row of a submission that cannot be loaded: one file
+    attngrade cannot read never stops a class."""
+    try:
+        return load_submission(path, homework=homework, bank=bank)
+    except SubmissionError as err:
+        return error_result(path, None, str(err))
+    except Exception as err:  # noqa: BLE001 - one file attngrade cannot read must not stop a class
+        log.debug("internal error loading %s", path, exc_info=True)
+        return error_result(path, None, f"{path}: attngrade failed to read this submission "
+                                        f"({type(err).__name__}: {safe_text(str(err), 300)}); "
+                                        "course staff will grade it by hand")
+
+
+def error_result(path: Path, homework: str | None, message: str, student: str | None = None) -> Result:
+    """The row of a submission that was not graded, with why."""
+    return Result(student=student or named(path), homework=homework, score=0.0, max_score=0.0, error=message,
+                  source=str(path))
+
+
+def named(path: Path) -> str:
+    """The id a submission at `path` goes by when it claims none: a file's stem, a folder's name."""
+    return path.stem if path.is_file() else path.name
 
 
 def _load_submission(path: Path, homework: str | None, bank: Any) -> Submission:

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any, Callable, Mapping, Protocol
 
 from ..checkers import REGISTRY, Outcome
+from ..scale import default_workers
 from .assignment import Assignment
 from .tasks import Task, TaskKey, check_of, run_task, task_budget, timed_out, worker_died
 
@@ -279,10 +280,6 @@ def _batches(keys: list[TaskKey], assignments: Mapping[str, Assignment], workers
 
 
 TRIVIAL = frozenset({"manual", "choice", "dimensions"})
-
-
-def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def executor(workers: int | None, budget: float, from_server: bool = False) -> Executor:

@@ -13,7 +13,7 @@ import logging
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping
 
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
@@ -22,6 +22,9 @@ from ..mathlang import Value
 from ..rawtext import safe_text
 from ..reading import FieldError, FileReading, describe, read_field
 from ..records import Part, Result, Submission, Verdict
+from ..scale import SHARE_LOAD_FROM
+from ..submissions import error_result, load_or_error
+from ..submissions import named as _named
 from .assignment import Assignment
 from .ledger import static_points
 from .tasks import Task, TaskKey, canonical
@@ -127,6 +130,9 @@ class Plan:
     stats: Stats = field(default_factory=Stats)
 
 
+if TYPE_CHECKING:
+    from ..early import EarlyLoad
+
 Resolve = Callable[[str], Assignment]
 
 
@@ -136,7 +142,8 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
              lazy_from: int | None = None,
              before: Callable[[], Mapping[str, str] | None] | None = None,
              classes: Collection[str] = (), outputs: Path | None = None,
-             mixed: list[Path] | None = None, workers: int = 1) -> "Loaded | Loading":
+             mixed: list[Path] | None = None, workers: int = 1, early: "EarlyLoad | None" = None
+             ) -> "Loaded | Loading":
     """Every submission under `paths`, or an error row for one that cannot be loaded.
 
     `homework` is the id for files that name none; files that are clearly not a
@@ -146,22 +153,27 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     `before` gives each place's id in the run before into the same OUT (`lastrun.LastRun.ids`),
     asked after `found` (processes forked there do not inherit a copy of it); `classes`, the
     folders that run graded as classes, `outputs`, the run's OUT, and `mixed` (see `discover`).
-    With `workers` > 1 a class loaded whole is loaded by as many processes (`Loading.shared`).
+    With `workers` > 1 a class loaded whole is loaded by as many processes (`Loading.shared`), one of
+    which may be `early`: a child forked before the heavy imports that read the first of them.
     """
     from ..submissions import discover
 
-    nested: dict[Path, int] = {}
-    every = list(discover(list(paths), passed_over, nested=nested, classes=classes, outputs=outputs, mixed=mixed))
+    ahead = early.found(list(paths), classes, outputs) if early is not None else None
+    if ahead is not None:
+        every, nested = ahead.every, ahead.nested
+        for said, into in ((ahead.passed_over, passed_over), (ahead.mixed, mixed)):
+            if into is not None:
+                into += said
+    else:
+        nested = {}
+        every = list(discover(list(paths), passed_over, nested=nested, classes=classes, outputs=outputs,
+                              mixed=mixed))
     if found is not None:
         found(len(every))
     loading = Loading(every, stats, homework, bank, nested, before() if before is not None else None)
     if lazy_from is not None and len(every) >= lazy_from:
         return loading
-    return Loaded(loading.shared(workers) if workers > 1 and len(every) >= SHARE_LOAD_FROM else loading,
-                  loading.names)
-
-
-SHARE_LOAD_FROM = 200  # submissions from which a second process loading half of them pays for its start
+    return Loaded(loading.shared(workers, ahead.loaded if ahead else None), loading.names)
 
 
 class Loaded(list):
@@ -196,17 +208,22 @@ class Loading:
                 self.stats.submissions += 1
             yield self._load(path)
 
-    def shared(self, workers: int) -> list[Submission | Result]:
+    def shared(self, workers: int, first: list[Submission | Result] | None = None) -> list[Submission | Result]:
         """Every submission, in order, loaded by `workers` processes: forked children load the later
-        shares (their submissions come back pickled: plain data, cheap) while this one loads the first."""
-        from .forked import Share
+        shares (their submissions come back pickled: plain data, cheap) while this one loads the first.
+        `first`: the first submissions, loaded already (`early.EarlyLoad`); the rest are shared as the
+        whole would be, a rest too small to pay for a process loaded here."""
+        from ..forked import Share
 
         self._begin()
-        size = -(-len(self.paths) // workers)
-        shares = [self.paths[start:start + size] for start in range(0, len(self.paths), size)]
+        loaded = list(first or ())
+        rest = self.paths[len(loaded):]
+        processes = workers if len(rest) >= SHARE_LOAD_FROM else 1
+        size = max(1, -(-len(rest) // processes))
+        shares = [rest[start:start + size] for start in range(0, len(rest), size)] or [[]]
         later = [Share(lambda share=share: [self._load(p) for p in share]) for share in shares[1:]]
         try:
-            loaded = [self._load(p) for p in shares[0]]
+            loaded += [self._load(p) for p in shares[0]]
             for share, child in zip(shares[1:], later):
                 done = child.result()
                 loaded += done if done is not None else [self._load(p) for p in share]
@@ -223,17 +240,7 @@ class Loading:
         self._started = True
 
     def _load(self, path: Path) -> Submission | Result:
-        from ..submissions import load_submission
-
-        try:
-            return load_submission(path, homework=self.homework, bank=self.bank)
-        except SubmissionError as err:
-            return error_result(path, None, str(err))
-        except Exception as err:  # noqa: BLE001 - one file attngrade cannot read must not stop a class
-            log.debug("internal error loading %s", path, exc_info=True)
-            return error_result(path, None, f"{path}: attngrade failed to read this submission "
-                                            f"({type(err).__name__}: {safe_text(str(err), 300)}); "
-                                            "course staff will grade it by hand")
+        return load_or_error(path, self.homework, self.bank)
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
@@ -271,11 +278,6 @@ def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | 
                 item.path, item.homework, f"{item.path}: attngrade failed on this submission "
                 f"({type(err).__name__}: {err}); course staff will grade it by hand", item.student))
     return out
-
-
-def error_result(path: Path, homework: str | None, message: str, student: str | None = None) -> Result:
-    student = student or _named(path)
-    return Result(student=student, homework=homework, score=0.0, max_score=0.0, error=message, source=str(path))
 
 
 def unique_students(items: Iterable[Submission | Result],
@@ -405,11 +407,6 @@ def submission_names(items: Any) -> Names | Collection[str]:
     if isinstance(items, (list, tuple)):
         return Names.of((_own_name(item), _place(item)) for item in items)
     return ()
-
-
-def _named(path: Path) -> str:
-    """The id a submission at `path` goes by when it claims none: a file's stem, a folder's name."""
-    return path.stem if path.is_file() else path.name
 
 
 def _own_name(item: Submission | Result) -> str:

@@ -8,7 +8,7 @@ shortens. The names are known as soon as the class is read, so with more than on
 child forked then makes them while the class is checked and the report writers find them made.
 
 A process, not a thread: a thread would wait for the interpreter's lock after every folder
-while this process reads and checks. The child (`grading.forked.Share`) makes the folders
+while this process reads and checks. The child (`forked.Share`) makes the folders
 and exits. A large class is not forked from: while the child lived, every page this process
 wrote would be copied (see `reports.parallel`); its folders are a job for a report process
 forked before the class was read (`pool`). If either fails for any
@@ -22,7 +22,7 @@ from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Sequence
 
-from ..grading.forked import Share
+from ..forked import Share
 
 
 class FolderMaker:

@@ -16,32 +16,40 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import select
 import signal
+import sys
+from functools import partial
 from typing import Any, Callable
 
-from ..lifeline import end_with_parent
+from .lifeline import end_with_parent
 
 
 class Share:
-    """`work()` run in a child forked now; `result()` is its return value, or None if it failed."""
+    """`work()` run in a child forked now; `result()` is its return value, or None if it failed.
 
-    def __init__(self, work: Callable[[], Any]):
+    Work that may end early (`hurried`) is called with a function that says whether this
+    process has asked it to (`hurry`): it then returns what it has done so far."""
+
+    def __init__(self, work: Callable[..., Any], *, hurried: bool = False):
         self._pid: int | None = None
-        self._read = -1
+        self._read = self._ask = -1
         if not hasattr(os, "fork"):
             return
-        from .execute import settle
-
-        settle()  # no fork while a thread joins a finished pool's workers
+        execute = sys.modules.get(f"{__package__}.grading.execute")
+        if execute is not None:  # (a share forked before the run stage's module is loaded has no pool to wait for)
+            execute.settle()  # no fork while a thread joins a finished pool's workers
         read, write = os.pipe()
+        asked, ask = os.pipe() if hurried else (-1, -1)
         parent = os.getpid()
         collecting = gc.isenabled()
         gc.disable()
         try:
             pid = os.fork()
         except OSError:
-            os.close(read)
-            os.close(write)
+            for fd in (read, write, asked, ask):
+                if fd >= 0:
+                    os.close(fd)
             return
         finally:
             if collecting and os.getpid() == parent:
@@ -50,16 +58,31 @@ class Share:
             code = 1
             try:
                 os.close(read)
+                if hurried:
+                    os.close(ask)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
                 end_with_parent(parent)
-                data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                done = work(partial(_readable, asked)) if hurried else work()
+                data = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write, "wb") as pipe:
                     pipe.write(data)
                 code = 0
             finally:
                 os._exit(code)
         os.close(write)
-        self._pid, self._read = pid, read
+        if hurried:
+            os.close(asked)
+        self._pid, self._read, self._ask = pid, read, ask
+
+    def hurry(self) -> None:
+        """Ask work that may end early to end now, with what it has done."""
+        if self._ask >= 0:
+            try:  # a byte, not only the end of the pipe: a process forked since may hold this end too
+                os.write(self._ask, b"!")
+            except OSError:  # the child is gone (a broken pipe): nothing to ask
+                pass
+            os.close(self._ask)
+            self._ask = -1
 
     def result(self) -> Any:
         if self._pid is None:
@@ -78,6 +101,7 @@ class Share:
 
     def stop(self) -> None:
         """End the child now (this process stopped before it asked for the result)."""
+        self.hurry()
         if self._read >= 0:
             os.close(self._read)
             self._read = -1
@@ -88,3 +112,7 @@ class Share:
             except (ProcessLookupError, ChildProcessError):
                 pass
             self._pid = None
+
+
+def _readable(fd: int) -> bool:
+    return bool(select.select([fd], [], [], 0)[0])

@@ -1,4 +1,4 @@
-"""Work shared with a forked child (grading/forked.py), and a class loaded by two processes."""
+"""Work shared with a forked child (attngrade/forked.py), and a class loaded by two processes."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from attngrade.grading import load_all
-from attngrade.grading.forked import Share
+from attngrade.forked import Share
 
 plan_module = sys.modules["attngrade.grading.plan"]  # the module (the package's `plan` is its function)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="shares are done by forked children")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CLASS = ROOT / "examples" / "cs224n-w21-a5"
 
 
@@ -79,3 +79,26 @@ def test_a_stopped_share_leaves_no_open_pipe():
     for _ in range(5):
         Share(lambda: 1).stop()
     assert open_fds() == before
+
+
+def _until_asked(hurried) -> int:
+    import time
+
+    looked, give_up = 0, time.monotonic() + 60
+    while not hurried() and time.monotonic() < give_up:
+        looked += 1
+        time.sleep(0.001)
+    return looked if time.monotonic() < give_up else -1
+
+
+def test_work_that_may_end_early_ends_when_asked_with_what_it_has():
+    child = Share(_until_asked, hurried=True)
+    child.hurry()
+    assert child.result() >= 0  # asked, not given up
+
+
+def test_asking_a_child_that_is_gone_is_no_error():
+    child = Share(lambda hurried: 1, hurried=True)
+    os.waitpid(child._pid, 0)
+    child._pid = None
+    child.hurry()  # its end of the pipe is closed: nothing to ask

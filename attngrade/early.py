@@ -1,0 +1,96 @@
+"""A class's answers files read by a child forked before the heavy imports.
+
+`grade run` spends its first ~0.3 s importing sympy and numpy in one process while the other
+cores wait, and reading the class's answers files (YAML, notebooks, Markdown, LaTeX) needs
+neither. So with more than one worker the command forks a child before those imports
+(`EarlyLoad.start`): it finds the submissions as the run will (`submissions.discover`) and
+reads them, in order, until the run asks for what it has; the run reads the rest, with every worker.
+
+The run takes what the child found and read (`found`) only if the child looked where the run
+looks: the same paths, and the same folders that the run before into OUT graded as classes,
+read again once OUT is claimed (a run interrupted there is put right first); otherwise, or if
+the child failed in any way, the run finds and reads the files itself, as it would have. The
+child's discovery is then the run's, made a moment earlier. A large class is not read
+early: it is read one submission at a time as it is planned (`grading.plan.Loading`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Collection
+
+from .forked import Share
+from .records import Result, Submission
+from .scale import LARGE_CLASS, default_workers
+
+Source = Callable[[], "tuple[Any, str | None]"]  # (bank, homework id): what the files are read against
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the child found under `paths` (given `classes` and `outputs`, as `discover` takes them) and
+    read: `loaded` are the first submissions of `every`."""
+
+    paths: list[Path]
+    classes: frozenset[str]
+    outputs: Path
+    every: list[Path]
+    nested: dict[Path, int]
+    passed_over: list[Path]
+    mixed: list[Path]
+    loaded: list[Submission | Result]
+
+
+class EarlyLoad:
+    """The child reading a class's first submissions: what it `found`, or `stop` it."""
+
+    def __init__(self, child: Share):
+        self._child: Share | None = child
+
+    @classmethod
+    def start(cls, paths: list[Path], out: Path, workers: int | None, source: Source) -> "EarlyLoad | None":
+        """A child forked now to read the class under `paths` (graded into `out`); None with one worker."""
+        if (default_workers() if workers is None else workers) <= 1:
+            return None
+        return cls(Share(lambda hurried: _read(paths, out, source, hurried), hurried=True))
+
+    def found(self, paths: list[Path], classes: Collection[str], outputs: Path | None) -> Found | None:
+        """What the child found and read, if it looked where the run looks (the same `paths`, and the
+        same folders of the run before, now that OUT is claimed); else None, and the run looks itself."""
+        child, self._child = self._child, None
+        if child is not None:
+            child.hurry()  # what it has not read yet, the run reads now with every worker
+        found = child.result() if child is not None else None
+        if not isinstance(found, Found) or (found.paths, found.classes, found.outputs) != (
+                list(paths), frozenset(classes), outputs):
+            return None
+        return found
+
+    def stop(self) -> None:
+        """End the child if it was never asked (the run stopped before reading the class)."""
+        child, self._child = self._child, None
+        if child is not None:
+            child.stop()
+
+
+def _read(paths: list[Path], out: Path, source: Source, hurried: Callable[[], bool]) -> Found:
+    """In the child: the discovery the run will make, and the submissions read in order until the
+    run asks for them (`hurried`), unless the class is large."""
+    from . import lastrun
+    from .runfolder import apart
+    from .submissions import discover, load_or_error
+
+    bank, homework = source()
+    paths, classes = apart(paths, out, []), frozenset(lastrun.class_folders(out))
+    nested: dict[Path, int] = {}
+    passed_over: list[Path] = []
+    mixed: list[Path] = []
+    every = list(discover(paths, passed_over, nested=nested, classes=classes, outputs=out, mixed=mixed))
+    loaded: list[Submission | Result] = []
+    if len(every) < LARGE_CLASS:
+        for path in every:
+            if hurried():
+                break
+            loaded.append(load_or_error(path, homework, bank))
+    return Found(paths, classes, out, every, nested, passed_over, mixed, loaded)
