@@ -170,13 +170,13 @@ def test_a_submission_that_takes_too_long_to_read_is_that_students_error(tmp_pat
 def test_a_read_over_its_budget_is_refused_even_if_the_alarm_went_unheard(tmp_path, monkeypatch):
     # The alarm can land while the YAML parser runs in C and be dropped when its handler is put
     # back: the budget must not depend on it being heard (CI saw a 2 s read pass a 0.02 s budget).
-    from contextlib import nullcontext
+    import signal
 
     import attngrade.submissions as submissions
 
     answers = tmp_path / "slow.yaml"
     answers.write_text("homework: cs224n-w21-a5\nanswers:\n" + "".join(f"  p{i}: [{i}, {i}]\n" for i in range(20_000)))
     monkeypatch.setattr(submissions, "READ_BUDGET", 0.001)
-    monkeypatch.setattr(submissions, "time_limit", lambda seconds: nullcontext())  # an alarm never heard
+    monkeypatch.setattr(signal, "setitimer", lambda *args: (0.0, 0.0))  # an alarm never heard
     with pytest.raises(SubmissionError, match=r"slow.yaml: reading this submission took over 0.001 s"):
         load_submission(answers)
