@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gc
 import json
+import os
 import subprocess
 import sys
 import time
@@ -171,3 +172,18 @@ def test_student_ids_are_escaped_and_cannot_escape_out(root, tmp_path, student):
     html = reports[0].read_text()
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_numpy_gets_one_blas_thread_unless_the_user_chose():
+    # Tiny arrays, work split over processes: more BLAS threads would only spin after each call.
+    code = ("import os, sys, threading; sys.argv = ['grade', 'check', '--help']; from attngrade.cli import entry\n"
+            "try:\n    entry()\nexcept SystemExit:\n    pass\n"
+            "import numpy; numpy.ones((64, 64)) @ numpy.ones((64, 64))\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'], threading.active_count(), len(os.listdir('/proc/self/task')))")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    chosen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
+                            env={**env, "OPENBLAS_NUM_THREADS": "2"}).stdout.splitlines()[-1].split()
+    default = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
+                             env=env).stdout.splitlines()[-1].split()
+    assert chosen[0] == "2" and default[0] == "1"
+    assert int(default[2]) < int(chosen[2]), "no BLAS thread beside the interpreter's own"
