@@ -130,7 +130,10 @@ def entry() -> int:
     """The `grade` program (and `python -m attngrade`): main(), then an exit without the last collections."""
     for name, value in BLAS_THREADS.items():
         os.environ.setdefault(name, value)  # before numpy is imported, which reads them once
-    early = read_early(sys.argv[1:])
+    try:
+        early = read_early(sys.argv[1:])
+    except KeyboardInterrupt:
+        return 130
     try:
         try:
             import_library(sys.argv[1:])

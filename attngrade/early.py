@@ -1,8 +1,8 @@
 """A class's answers files read by a child forked before the heavy imports.
 
 `grade run` spends its first ~0.3 s importing sympy and numpy in one process while the other
-cores wait, and reading the class's answers files (YAML, notebooks, Markdown, LaTeX) needs
-neither. So with more than one worker the command forks a child before those imports
+cores wait, and finding the class's answers files and reading them is work for another process.
+So with more than one worker the command forks a child before those imports
 (`EarlyLoad.start`): it finds the submissions as the run will (`submissions.discover`) and
 reads them, in order, until the run asks for what it has; the run reads the rest, with every worker.
 
@@ -10,12 +10,19 @@ The run takes what the child found and read (`found`) only if the child looked w
 looks: the same paths, and the same folders that the run before into OUT graded as classes,
 read again once OUT is claimed (a run interrupted there is put right first); otherwise, or if
 the child failed in any way, the run finds and reads the files itself, as it would have. The
-child's discovery is then the run's, made a moment earlier. A large class is not read
+child's discovery is then the run's, made a moment earlier; but where OUT is inside the class,
+claiming it may have changed what is there, and the run looks again itself, taking only the
+submissions the child read that its own discovery begins with. A large class is not read
 early: it is read one submission at a time as it is planned (`grading.plan.Loading`).
+
+YAML answers files are read without sympy or numpy; a notebook, Markdown or LaTeX file needs
+the homework's parts, from the bank, which imports them (so does naming the homework or the
+bank): the child then imports them too, still beside this process's own import.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection
@@ -40,6 +47,23 @@ class Found:
     passed_over: list[Path]
     mixed: list[Path]
     loaded: list[Submission | Result]
+
+    def holds(self) -> bool:
+        """Whether the run may take this discovery as its own: not if OUT is inside the class,
+        where claiming it (making its folder, putting an interrupted run right) may have changed
+        what the child saw."""
+        real = os.path.realpath(self.outputs.parent)
+        return not any(real == inside or real.startswith(inside.rstrip(os.sep) + os.sep)
+                       for inside in map(os.path.realpath, self.paths))
+
+    def first_of(self, every: list[Path]) -> list[Submission | Result]:
+        """The loaded submissions that begin `every` (the run's own discovery) as they began the child's."""
+        agree = 0
+        for mine, theirs in zip(every, self.every[:len(self.loaded)]):
+            if mine != theirs:
+                break
+            agree += 1
+        return self.loaded[:agree]
 
 
 class EarlyLoad:
@@ -77,18 +101,21 @@ class EarlyLoad:
 def _read(paths: list[Path], out: Path, source: Source, hurried: Callable[[], bool]) -> Found:
     """In the child: the discovery the run will make, and the submissions read in order until the
     run asks for them (`hurried`), unless the class is large."""
+    import gc
+
     from . import lastrun
     from .runfolder import apart
     from .submissions import discover, load_or_error
 
-    bank, homework = source()
+    gc.enable()  # (forked with it off, for a parent holding a class: this one holds nothing yet)
     paths, classes = apart(paths, out, []), frozenset(lastrun.class_folders(out))
     nested: dict[Path, int] = {}
     passed_over: list[Path] = []
     mixed: list[Path] = []
     every = list(discover(paths, passed_over, nested=nested, classes=classes, outputs=out, mixed=mixed))
     loaded: list[Submission | Result] = []
-    if len(every) < LARGE_CLASS:
+    if len(every) < LARGE_CLASS and every and not hurried():
+        bank, homework = source()  # (a homework or bank named is opened only when there is a class to read)
         for path in every:
             if hurried():
                 break

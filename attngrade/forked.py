@@ -39,28 +39,36 @@ class Share:
         execute = sys.modules.get(f"{__package__}.grading.execute")
         if execute is not None:  # (a share forked before the run stage's module is loaded has no pool to wait for)
             execute.settle()  # no fork while a thread joins a finished pool's workers
-        read, write = os.pipe()
-        asked, ask = os.pipe() if hurried else (-1, -1)
+        pipes: list[int] = []
+        try:
+            for _ in range(2 if hurried else 1):
+                pipes += os.pipe()
+        except OSError:  # (out of descriptors, say): the caller does the work itself
+            _close(pipes)
+            return
+        read, write, asked, ask = (*pipes, -1, -1)[:4]
         parent = os.getpid()
         collecting = gc.isenabled()
         gc.disable()
+        # Ctrl-C held back over the fork: one landing in the child before it ignores Ctrl-C would
+        # unwind this process's stack there, as if the child were the caller.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             pid = os.fork()
         except OSError:
-            for fd in (read, write, asked, ask):
-                if fd >= 0:
-                    os.close(fd)
+            _close(pipes)
             return
         finally:
-            if collecting and os.getpid() == parent:
-                gc.enable()
+            if os.getpid() == parent:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                if collecting:
+                    gc.enable()
         if pid == 0:  # the child: the share, its pickle down the pipe, and out
             code = 1
             try:
-                os.close(read)
-                if hurried:
-                    os.close(ask)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                _close([read, ask])
                 end_with_parent(parent)
                 done = work(partial(_readable, asked)) if hurried else work()
                 data = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
@@ -112,6 +120,12 @@ class Share:
             except (ProcessLookupError, ChildProcessError):
                 pass
             self._pid = None
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _readable(fd: int) -> bool:

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-if TYPE_CHECKING:  # only named in annotations: the records load without sympy (see grading.early)
+if TYPE_CHECKING:  # only named in annotations: the records load without sympy (see early.py)
     from .mathlang import SymbolTable
 
 STATUSES = ("correct", "partial", "incorrect", "invalid", "missing", "manual", "unchecked", "error")

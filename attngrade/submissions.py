@@ -357,7 +357,8 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
     classes) is read as one even when a single file in it still looks like answers: a class of
     two where one left, or whose other files broke, is not one student's folder. `outputs`
     (the run's OUT, `grade run . -o out`) is no submission, nor what the run keeps beside it
-    (its lock, an interrupted run's folders): OUT goes to `passed_over`, the rest is left out.
+    (its lock, an interrupted run's folders), nor a folder OUT is in further down: OUT and that
+    folder go to `passed_over`, the rest is left out.
     `mixed` is given each folder inside a class read as several submissions though it holds one
     answers file of its own (one student's folder with an old attempt inside reads so): said.
     """
@@ -373,6 +374,8 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
         if outputs is not None and os.path.realpath(path) in {os.path.realpath(outputs.parent),
                                                                os.path.dirname(os.path.realpath(outputs))}:
             entries = _without_outputs(entries, outputs, passed_over)
+        elif outputs is not None:
+            entries = _without_the_way_to(outputs, path, entries, passed_over)
         hidden = {p for p in entries if _not_a_submission(p) or _a_runs_outputs(p)}  # sets: a MOOC's class folder has 100,000 entries
         visible = [p for p in entries if p not in hidden]
         if passed_over is not None:
@@ -406,6 +409,19 @@ def _has_answers_of_its_own(folder: Path) -> bool:
 def _a_runs_outputs(path: Path) -> bool:
     """An OUT some grade run wrote into the class (`-o out` once, `-o out2` now): no student's folder."""
     return (path / FOLDERS_FILE).is_file()
+
+
+def _without_the_way_to(out: Path, folder: Path, entries: list[Path], passed_over: list[Path] | None) -> list[Path]:
+    """`entries` of `folder`, less the folder OUT is in, deeper down (`-o class/results/run1`): it
+    holds runs' outputs, not a student's answers (said)."""
+    real, inside = os.path.realpath(out), os.path.realpath(folder)
+    if not real.startswith(inside.rstrip(os.sep) + os.sep):
+        return entries
+    way = Path(inside, os.path.relpath(real, inside).split(os.sep)[0])
+    kept = [p for p in entries if not (p.name == way.name and os.path.realpath(p) == str(way))]
+    if passed_over is not None:
+        passed_over.extend(p for p in entries if p not in kept)
+    return kept
 
 
 def _without_outputs(entries: list[Path], out: Path, passed_over: list[Path] | None) -> list[Path]:

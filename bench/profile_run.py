@@ -47,16 +47,22 @@ def phases(cli_args: list[str]) -> int:
     from pathlib import Path
 
     start_wall, start_cpu = time.perf_counter(), time.process_time()
+    from attngrade.cli import import_library, read_early
     from attngrade.cli import main as cli_main
 
-    import_wall = time.perf_counter() - start_wall
     with tempfile.TemporaryDirectory() as tmp:
         stats = Path(tmp) / "stats.json"
+        argv = [*cli_args, "--stats", str(stats)]
+        early = read_early(argv)  # as `grade` does: the class read by a child while the library is imported
+        import_library(argv)
+        import_wall = time.perf_counter() - start_wall
         saved, sys.stdout = sys.stdout, io.StringIO()
         try:
-            code = cli_main([*cli_args, "--stats", str(stats)])
+            code = cli_main(argv, early=early)
         finally:
             sys.stdout = saved
+            if early is not None:
+                early.stop()
         timings = json.loads(stats.read_text(encoding="utf-8"))["timings"] if stats.is_file() else {}
     total_wall, total_cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
     print(json.dumps({"exit": code, "wall_s": round(total_wall, 3), "cpu_s": round(total_cpu, 3),

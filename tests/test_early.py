@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import attngrade.early as early_module
+import attngrade.forked as forked
 from attngrade.early import EarlyLoad
-from attngrade.forked import Share
 from attngrade.grading import load_all
+from attngrade.submissions import discover
 
 plan_module = sys.modules["attngrade.grading.plan"]  # the module (the package's `plan` is its function)
 
@@ -39,6 +42,11 @@ def _load(paths: list[Path], out: Path, early: EarlyLoad | None = None, workers:
     return [(type(item).__name__, vars(item)) for item in items], passed_over, mixed, items.names
 
 
+def _never_asked(monkeypatch) -> None:
+    """Children forked from now on read the whole class before they see that they were asked."""
+    monkeypatch.setattr(forked, "_readable", lambda fd: False)
+
+
 def _loads_here(monkeypatch) -> list[Path]:
     """The submissions this process loads itself from now on."""
     here: list[Path] = []
@@ -50,7 +58,7 @@ def _loads_here(monkeypatch) -> list[Path]:
 def test_a_class_read_by_the_child_is_the_class_the_run_would_have_read(monkeypatch, cls, tmp_path):
     out = tmp_path / "out"
     alone = _load([cls], out, workers=1)
-    monkeypatch.setattr(Share, "hurry", lambda self: None)  # the child reads the whole class before it is asked
+    _never_asked(monkeypatch)
     child = EarlyLoad.start([cls], out, 2, NOTHING_NAMED)
     here = _loads_here(monkeypatch)
     assert _load([cls], out, child) == alone
@@ -58,58 +66,59 @@ def test_a_class_read_by_the_child_is_the_class_the_run_would_have_read(monkeypa
     assert any(kind == "Result" and "tab" in (item["error"] or "") for kind, item in alone[0]), "error rows too"
 
 
-def test_a_child_asked_at_once_leaves_the_rest_to_the_run(monkeypatch, cls, tmp_path):
+def test_a_child_asked_midway_leaves_the_rest_to_the_run_and_its_workers(monkeypatch, cls, tmp_path):
     out = tmp_path / "out"
     alone = _load([cls], out, workers=1)
+    every = list(discover([cls], outputs=out))
+    monkeypatch.setattr(plan_module, "SHARE_LOAD_FROM", 2)  # the rest is shared too
+    calls = itertools.count()
+    monkeypatch.setattr(forked, "_readable", lambda fd: next(calls) >= 4)  # asked after its third submission
+    child = EarlyLoad.start([cls], out, 2, NOTHING_NAMED)
     here = _loads_here(monkeypatch)
+    assert _load([cls], out, child) == alone
+    half = -(-(len(every) - 3) // 2)
+    assert here == every[3:3 + half], "the child read three; this process the first half of the rest"
+
+
+def test_a_child_asked_at_once_leaves_the_class_to_the_run(monkeypatch, cls, tmp_path):
+    out = tmp_path / "out"
+    alone = _load([cls], out, workers=1)
+    monkeypatch.setattr(forked, "_readable", lambda fd: True)
     assert _load([cls], out, EarlyLoad.start([cls], out, 2, NOTHING_NAMED)) == alone
-    assert len(here) <= len(alone[0])
 
 
-def test_a_child_that_looked_elsewhere_is_not_taken(monkeypatch, cls, tmp_path):
-    out = tmp_path / "out"
-    monkeypatch.setattr(Share, "hurry", lambda self: None)
-    late = tmp_path / "late.yaml"  # a path the child was not given
-    shutil.copy(cls / "full-marks.yaml", late)
-    alone = _load([cls, late], out, workers=1)
-    child = EarlyLoad.start([cls], out, 2, NOTHING_NAMED)
+def test_no_worker_at_all_still_loads_the_class(monkeypatch, cls, tmp_path):
+    monkeypatch.setattr(plan_module, "SHARE_LOAD_FROM", 2)
+    assert _load([cls], tmp_path / "out", workers=0) == _load([cls], tmp_path / "out", workers=1)
+
+
+def test_out_inside_the_class_is_looked_for_again_once_claimed(monkeypatch, cls, tmp_path):
+    # Claiming OUT makes its folder (`-o class/results/run1` on a first run): the child never saw it.
+    out = cls / "results" / "run1"
+    looked = tmp_path / "looked"
+
+    def source():  # called in the child once it has found the class
+        looked.touch()
+        return None, None
+
+    _never_asked(monkeypatch)
+    child = EarlyLoad.start([cls], out, 2, source)
+    for _ in range(600):
+        if looked.exists():
+            break
+        time.sleep(0.05)
+    (cls / "results").mkdir()  # what runfolder.claimed does, after the child looked
+    alone = _load([cls], out, workers=1)
     here = _loads_here(monkeypatch)
-    assert _load([cls, late], out, child) == alone
-    assert late in here and len(here) == len(alone[0]), "the run found and read the class itself"
-
-
-def test_a_child_is_not_taken_once_the_run_before_says_otherwise(monkeypatch, cls, tmp_path):
-    # What the run before into OUT graded as classes is read again once OUT is claimed (an interrupted
-    # run is put right there first): a child that read another list looked with other eyes.
-    out = tmp_path / "out"
-    monkeypatch.setattr(Share, "hurry", lambda self: None)
-    child = EarlyLoad.start([cls], out, 2, NOTHING_NAMED)
-    assert child.found([cls], {str(tmp_path / "elsewhere")}, out) is None
-
-
-def test_a_large_class_is_found_but_not_read_early(monkeypatch, cls, tmp_path):
-    monkeypatch.setattr(early_module, "LARGE_CLASS", 2)  # inherited by the child, forked after this
-    monkeypatch.setattr(Share, "hurry", lambda self: None)
-    found = EarlyLoad.start([cls], tmp_path / "out", 2, NOTHING_NAMED).found([cls], set(), tmp_path / "out")
-    assert found is not None and len(found.every) > 2 and found.loaded == []
-
-
-def test_one_worker_forks_no_child(cls, tmp_path):
-    assert EarlyLoad.start([cls], tmp_path / "out", 1, NOTHING_NAMED) is None
-
-
-def test_a_child_never_asked_is_ended(cls, tmp_path):
-    child = EarlyLoad.start([cls], tmp_path / "out", 2, NOTHING_NAMED)
-    pid = child._child._pid
-    child.stop()
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # ended and reaped
-    assert child.found([cls], set(), tmp_path / "out") is None
+    assert _load([cls], out, child) == alone
+    assert cls / "results" in alone[1], "passed over, as the run's own discovery says"
+    assert here == [], "what the child read, the run found too, and took"
 
 
 def _fresh(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          timeout=120).stdout.strip()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stderr == ""
+    return done.stdout.strip()
 
 
 def test_the_child_is_forked_before_the_library_is_imported(cls, tmp_path):

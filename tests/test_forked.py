@@ -78,6 +78,8 @@ def test_a_stopped_share_leaves_no_open_pipe():
     before = open_fds()
     for _ in range(5):
         Share(lambda: 1).stop()
+        Share(lambda hurried: 1, hurried=True).stop()
+        Share(lambda hurried: 1, hurried=True).result()
     assert open_fds() == before
 
 
@@ -102,3 +104,13 @@ def test_asking_a_child_that_is_gone_is_no_error():
     os.waitpid(child._pid, 0)
     child._pid = None
     child.hurry()  # its end of the pipe is closed: nothing to ask
+    child.stop()
+
+
+def test_no_pipe_to_be_had_means_no_child_and_the_caller_does_the_work(monkeypatch):
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(os, "pipe", no_pipe)
+    child = Share(lambda: 1)
+    assert child._pid is None and child.result() is None

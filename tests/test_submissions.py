@@ -180,3 +180,17 @@ def test_a_read_over_its_budget_is_refused_even_if_the_alarm_went_unheard(tmp_pa
     monkeypatch.setattr(signal, "setitimer", lambda *args: (0.0, 0.0))  # an alarm never heard
     with pytest.raises(SubmissionError, match=r"slow.yaml: reading this submission took over 0.001 s"):
         load_submission(answers)
+
+
+def test_the_folder_out_is_in_further_down_is_passed_over_not_graded(tmp_path):
+    # `grade run class -o class/results/run1`: results/ holds runs' outputs, no student's answers.
+    from attngrade.submissions import discover
+
+    (tmp_path / "class").mkdir()
+    for student in ("ann", "bob"):
+        (tmp_path / "class" / f"{student}.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1a: x\n")
+    (tmp_path / "class" / "results" / "older").mkdir(parents=True)
+    passed_over: list[Path] = []
+    found = list(discover([tmp_path / "class"], passed_over, outputs=tmp_path / "class" / "results" / "run1"))
+    assert found == [tmp_path / "class" / "ann.yaml", tmp_path / "class" / "bob.yaml"]
+    assert passed_over == [tmp_path / "class" / "results"]

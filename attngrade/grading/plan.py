@@ -158,22 +158,22 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     """
     from ..submissions import discover
 
-    ahead = early.found(list(paths), classes, outputs) if early is not None else None
-    if ahead is not None:
+    paths = list(paths)
+    ahead = early.found(paths, classes, outputs) if early is not None else None
+    if ahead is not None and ahead.holds():
         every, nested = ahead.every, ahead.nested
         for said, into in ((ahead.passed_over, passed_over), (ahead.mixed, mixed)):
             if into is not None:
                 into += said
     else:
         nested = {}
-        every = list(discover(list(paths), passed_over, nested=nested, classes=classes, outputs=outputs,
-                              mixed=mixed))
+        every = list(discover(paths, passed_over, nested=nested, classes=classes, outputs=outputs, mixed=mixed))
     if found is not None:
         found(len(every))
     loading = Loading(every, stats, homework, bank, nested, before() if before is not None else None)
     if lazy_from is not None and len(every) >= lazy_from:
         return loading
-    return Loaded(loading.shared(workers, ahead.loaded if ahead else None), loading.names)
+    return Loaded(loading.shared(workers, ahead.first_of(every) if ahead else None), loading.names)
 
 
 class Loaded(list):
@@ -218,7 +218,7 @@ class Loading:
         self._begin()
         loaded = list(first or ())
         rest = self.paths[len(loaded):]
-        processes = workers if len(rest) >= SHARE_LOAD_FROM else 1
+        processes = max(1, workers) if len(rest) >= SHARE_LOAD_FROM else 1
         size = max(1, -(-len(rest) // processes))
         shares = [rest[start:start + size] for start in range(0, len(rest), size)] or [[]]
         later = [Share(lambda share=share: [self._load(p) for p in share]) for share in shares[1:]]
