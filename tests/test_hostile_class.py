@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -553,6 +553,12 @@ def _small_class(tmp_path: Path, *names: str) -> Path:
     return cls
 
 
+def _faked(run) -> Check:
+    """attention_qkv with another function: the same params, so that a homework first loaded while
+    it is in the registry loads as it would with the real one, whichever test runs first."""
+    return replace(REGISTRY["attention_qkv"], run=run)
+
+
 def _qkv_verdicts(out: Path) -> dict[str, dict]:
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     return {r["student"]: {p["id"]: p for p in r["parts"]}["1e.ii"] for r in results if not r.get("error")}
@@ -560,7 +566,7 @@ def _qkv_verdicts(out: Path) -> dict[str, dict]:
 
 @pytest.mark.parametrize("check", [_stubborn, _slow], ids=["ignores-SIGALRM", "interruptible"])
 def test_a_hanging_check_is_stopped_in_its_worker(tmp_path, monkeypatch, stop_event, check):
-    monkeypatch.setitem(REGISTRY, "attention_qkv", Check("attention_qkv", check))  # workers are forked: inherited
+    monkeypatch.setitem(REGISTRY, "attention_qkv", _faked(check))  # workers are forked: inherited
     cls = _small_class(tmp_path, "control-full-marks.yaml", "softmax-overflow.yaml")
     out = tmp_path / "out"
     budget = 1.0
@@ -579,7 +585,7 @@ def test_a_hanging_check_is_stopped_in_its_worker(tmp_path, monkeypatch, stop_ev
 
 def test_grading_from_a_thread_still_stops_a_hanging_check(tmp_path, monkeypatch, stop_event):
     """No SIGALRM reaches a thread other than the main one; the worker pool's timeout does."""
-    monkeypatch.setitem(REGISTRY, "attention_qkv", Check("attention_qkv", _stubborn))
+    monkeypatch.setitem(REGISTRY, "attention_qkv", _faked(_stubborn))
     cls = _small_class(tmp_path, "control-full-marks.yaml", "softmax-overflow.yaml")
     out = tmp_path / "out"
     codes: list[int] = []
@@ -600,7 +606,7 @@ def test_grading_from_a_thread_still_stops_a_hanging_check(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("workers", ["2", "1"])
 def test_grading_one_task_from_a_thread_still_stops_a_hanging_check(tmp_path, monkeypatch, stop_event, workers):
-    monkeypatch.setitem(REGISTRY, "attention_qkv", Check("attention_qkv", _stubborn))
+    monkeypatch.setitem(REGISTRY, "attention_qkv", _faked(_stubborn))
     cls = tmp_path / "cls"
     cls.mkdir()
     _write(cls, "only-1e-ii.yaml", "homework: cs224n-w21-a5\nanswers:\n  1e.ii:\n    V: I\n    K: I\n    Q: I\n")
@@ -616,7 +622,7 @@ def test_grading_one_task_from_a_thread_still_stops_a_hanging_check(tmp_path, mo
 
 
 def test_a_check_that_wants_too_much_memory_is_stopped(tmp_path, monkeypatch):
-    monkeypatch.setitem(REGISTRY, "attention_qkv", Check("attention_qkv", _memory_hog))
+    monkeypatch.setitem(REGISTRY, "attention_qkv", _faked(_memory_hog))
     cls = _small_class(tmp_path, "control-full-marks.yaml", "softmax-overflow.yaml")
     out = tmp_path / "out"
     assert main(["run", str(cls), "-o", str(out), "--solutions", str(SOLUTIONS), "--workers", "2"]) == 0
@@ -626,7 +632,7 @@ def test_a_check_that_wants_too_much_memory_is_stopped(tmp_path, monkeypatch):
 
 
 def test_a_worker_that_dies_costs_one_verdict_not_the_batch(tmp_path, monkeypatch):
-    monkeypatch.setitem(REGISTRY, "attention_qkv", Check("attention_qkv", _dies))
+    monkeypatch.setitem(REGISTRY, "attention_qkv", _faked(_dies))
     cls = _small_class(tmp_path, "control-full-marks.yaml", "softmax-overflow.yaml")
     out = tmp_path / "out"
     assert main(["run", str(cls), "-o", str(out), "--solutions", str(SOLUTIONS), "--workers", "2"]) == 0
