@@ -23,7 +23,7 @@ from .grading import (Assignment, Executor, Stats, assemble, assignment, default
                       start_fork_server)
 from .grading.execute import settle
 from .grading import run as run_tasks
-from .grading.execute import Stream, WorkerPool
+from .grading.execute import Showing, Stream, WorkerPool
 from .grading.plan import Loaded, Plan, place_of, student_of, unique_students
 from .grading.shards import plan_split, remembered
 from .checkers.accuracy import gold_names
@@ -182,7 +182,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
             runner = runner or executor(processes, budget, from_server=served)
             if hasattr(runner, "on_done"):
                 runner = replace(runner, on_done=progress.advance)
-            stream = _stream(runner, items, resolve)
+            stream = _stream(runner, items, resolve, shown=reports is not None)
             planned = plan_split(items, resolve, batch.stats, processes, progress.advance,
                                  on_task=stream.add if stream is not None else None)
         outcomes = _checked(planned, items, runner, stream, batch, progress, freeze, gold, named)
@@ -202,9 +202,11 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     return batch
 
 
-def _stream(runner: Executor, items: Any, resolve: Any) -> "Stream | None":
+def _stream(runner: Executor, items: Any, resolve: Any, shown: bool = False) -> "Stream | None":
     """The run stage begun before the plan (`execute.Stream`), for a class loaded whole and checked by
-    local worker processes forked from this one; its homeworks resolved first, for the workers."""
+    local worker processes forked from this one; its homeworks resolved first, for the workers.
+    `shown`: reports will be rendered by processes forked from this one, so the workers make the
+    MathML of the readings they check meanwhile (`reports.mathml.shown`)."""
     if (not isinstance(runner, WorkerPool) or runner.workers <= 1 or runner.start_method is not None
             or not isinstance(items, Loaded)):
         return None
@@ -214,7 +216,14 @@ def _stream(runner: Executor, items: Any, resolve: Any) -> "Stream | None":
             assignments[homework] = resolve(homework)
         except SubmissionError:
             continue  # a homework nobody has: the plan gives those students their error rows
-    return runner.stream(assignments) if assignments else None
+    if not assignments:
+        return None
+    show = None
+    if shown:
+        from .reports.mathml import remember, shown_of
+
+        show = Showing(shown_of, remember)
+    return runner.stream(assignments, show)
 
 
 def _checked(planned: Plan, items: Any, runner: Executor, stream: "Stream | None", batch: Batch, progress: Quiet,

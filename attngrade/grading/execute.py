@@ -81,12 +81,13 @@ class WorkerPool:
                     **InProcess(self.budget, self.on_done).run(rest, assignments)}
         return Stream(self, assignments).outcomes(tasks)
 
-    def stream(self, assignments: Mapping[str, Assignment]) -> "Stream | None":
+    def stream(self, assignments: Mapping[str, Assignment], show: "Showing | None" = None) -> "Stream | None":
         """A run begun now, sent tasks as a plan lists them (`Stream`); None where it would not pay
-        (one worker) or the workers could not be stopped (off the main thread: see `run`)."""
+        (one worker) or the workers could not be stopped (off the main thread: see `run`). `show`:
+        what the workers make of each batch besides its outcomes, kept here (see `Showing`)."""
         if self.workers <= 1 or threading.current_thread() is not threading.main_thread():
             return None
-        return Stream(self, assignments, beside=True)
+        return Stream(self, assignments, beside=True, show=show)
 
     def _timeout(self, batch: list[TaskKey], assignments: Mapping[str, Assignment]) -> float | None:
         """The hard limit of a batch: one task's budget (each is enforced in the worker) plus a grace.
@@ -108,6 +109,17 @@ class WorkerPool:
         return worker_died()
 
 
+@dataclass(frozen=True)
+class Showing:
+    """Work for the run stage's workers beyond the checks, for a layer above this one: `make` (a
+    module-level function, sent to the workers) is called in a worker with each batch's tasks and
+    the assignments, and `keep` here with what it made. The reports use it to have the workers
+    make the MathML of the readings they check, while the class is still read (reports.mathml)."""
+
+    make: Callable[[list[Task], Mapping[str, Assignment]], Any]
+    keep: Callable[[Any], None]
+
+
 class Stream:
     """A WorkerPool's run begun before the plan is done: each task is sent to the workers as the
     plan lists it, in batches (`add`), so that they check while the rest of the class is read;
@@ -117,7 +129,8 @@ class Stream:
     A task the plan never announced is sent by `outcomes`, so `add` only ever makes the run
     earlier. Trivial checks are kept for this process, at the end (see `WorkerPool.run`)."""
 
-    def __init__(self, owner: WorkerPool, assignments: Mapping[str, Assignment], beside: bool = False):
+    def __init__(self, owner: WorkerPool, assignments: Mapping[str, Assignment], beside: bool = False,
+                 show: "Showing | None" = None):
         # Imported here: a self-check (one process) never pays for multiprocessing's import.
         import multiprocessing
 
@@ -141,6 +154,7 @@ class Stream:
         self._code: list[TaskKey] = []
         self._sent: dict[Any, list[TaskKey]] = {}
         self._refused = False  # the pool refused a batch during the plan: the rest waits for `outcomes`
+        self._show = show
 
     def add(self, task: Task) -> None:
         """Send `task` soon, with the next full batch. Never raises: the plan calls it for a student,
@@ -171,7 +185,8 @@ class Stream:
     def _send(self, batch: list[TaskKey], pool: Any = None) -> None:
         # The code sandbox may have started after the workers (the plan starts it when it meets code).
         future = (pool or self._pool).schedule(_run_batch_in_worker,
-                                     args=([self._tasks[k] for k in batch], self.owner.budget, _sandbox_socket()),
+                                     args=([self._tasks[k] for k in batch], self.owner.budget, _sandbox_socket(),
+                                           self._show.make if self._show is not None else None),
                                      timeout=self.owner._timeout(batch, self.assignments))
         self._sent[future] = batch
 
@@ -200,7 +215,7 @@ class Stream:
             again: list[TaskKey] = []  # tasks of a batch whose worker was killed: each is run on its own
             for future, batch in self._sent.items():
                 try:
-                    done = future.result()
+                    done = self._checked(future.result())
                 except (FutureTimeout, ProcessExpired, MemoryError) as err:
                     if len(batch) > 1:
                         again.extend(batch)
@@ -214,7 +229,7 @@ class Stream:
                                               timeout=owner._timeout([key], self.assignments)) for key in again}
             for key, future in alone.items():
                 try:
-                    outcomes[key] = future.result()[0]
+                    outcomes[key] = self._checked(future.result())[0]
                 except (FutureTimeout, ProcessExpired, MemoryError) as err:
                     outcomes[key] = owner._lost(key, err, self.assignments)
                 if on_done is not None:
@@ -227,6 +242,11 @@ class Stream:
                 _retire(pool)
         self._pool = self._extra = None
         return {key: outcomes[key] for key in tasks}
+
+    def _checked(self, done: "Checked") -> list[Outcome]:
+        if done.shown is not None and self._show is not None:
+            self._show.keep(done.shown)
+        return done.outcomes
 
     def close(self) -> None:
         """Stop the workers now (the run stopped before its outcomes were asked for)."""
@@ -382,7 +402,18 @@ def _use_sandbox(socket: str) -> None:
     os.environ[ENV_SOCKET] = socket
 
 
-def _run_batch_in_worker(tasks: list[Task], budget: float, sandbox_socket: str | None = None) -> list[Outcome]:
+@dataclass(frozen=True)
+class Checked:
+    """What a worker sends back for a batch: the outcome of each task, in order, and what `Showing`
+    asked it to make of the batch (or None)."""
+
+    outcomes: list[Outcome]
+    shown: Any = None
+
+
+def _run_batch_in_worker(tasks: list[Task], budget: float, sandbox_socket: str | None = None,
+                         make: Callable[[list[Task], Mapping[str, Assignment]], Any] | None = None) -> Checked:
     if sandbox_socket is not None:
         _use_sandbox(sandbox_socket)
-    return [run_task(task, _ASSIGNMENTS[task.key.homework], budget) for task in tasks]
+    outcomes = [run_task(task, _ASSIGNMENTS[task.key.homework], budget) for task in tasks]
+    return Checked(outcomes, make(tasks, _ASSIGNMENTS) if make is not None else None)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from functools import lru_cache
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
 
 import sympy
 from markupsafe import Markup, escape
@@ -79,13 +79,58 @@ def to_mathml(value: Any) -> Markup | None:
         return None
     key = value.canonical
     if key not in _CACHE:
-        if len(_CACHE) > 4096:
+        if len(_CACHE) > KEPT:
             _CACHE.clear()
         _CACHE[key] = _convert(value)
     return _CACHE[key]
 
 
-_CACHE: dict[str, Markup | None] = {}
+KEPT = 4096  # distinct readings (and statements) whose MathML a process keeps
+_CACHE: dict[str, Markup | None] = {}  # a reading's canonical form -> its MathML
+_STATEMENTS: dict[str, Markup] = {}  # a statement's text -> its HTML
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How readings (by canonical form) and statements look in a report, made in one process for
+    another (see `shown`)."""
+
+    math: dict[str, Markup | None]
+    statements: dict[str, Markup]
+
+
+def shown(values: Iterable[Any], statements: Iterable[str] = ()) -> Shown:
+    """The MathML of the math readings among `values`, and the HTML of `statements`, that this
+    process had not made before (up to `KEPT` of each).
+
+    A run-stage worker makes them while the class is still being read, and the run `remember`s
+    them: the report processes forked for the write stage then find them made, where each would
+    otherwise make them again for the readings its students share."""
+    math: dict[str, Markup | None] = {}
+    for value in values:
+        if isinstance(value, Value) and value.canonical not in _CACHE and len(_CACHE) < KEPT:
+            math[value.canonical] = to_mathml(value)
+    made = {text: statement_html(text) for text in dict.fromkeys(statements)
+            if text not in _STATEMENTS and len(_STATEMENTS) < KEPT}
+    return Shown(math, made)
+
+
+def shown_of(tasks: Iterable[Any], assignments: Mapping[str, Any]) -> Shown:
+    """`shown` for a batch of the run stage (`grading.execute.Showing`): its tasks' readings, and the
+    statements of their homeworks."""
+    tasks = list(tasks)
+    homeworks = {task.key.homework for task in tasks}
+    return shown((value for task in tasks for value in task.answers.values()),
+                 (part.statement for hid in homeworks for part in assignments[hid].homework.parts))
+
+
+def remember(made: Shown) -> None:
+    """Keep what another process made (`shown`), as far as there is room."""
+    for cache, entries in ((_CACHE, made.math), (_STATEMENTS, made.statements)):
+        for key, markup in entries.items():
+            if len(cache) >= KEPT:
+                break
+            cache.setdefault(key, markup)
 
 
 def _convert(value: Value) -> Markup | None:
@@ -107,12 +152,19 @@ def latex_to_mathml(tex: str, display: bool = False) -> Markup | None:
 _MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(.+?)(?<!\\)\$", re.DOTALL)
 
 
-@lru_cache(maxsize=1024)
 def statement_html(text: str) -> Markup:
     """A statement with inline LaTeX: math segments as sanitized MathML, the text between escaped.
 
     A segment latex2mathml cannot read is shown as its source, escaped, in <code>.
     """
+    if text not in _STATEMENTS:
+        if len(_STATEMENTS) > KEPT:
+            _STATEMENTS.clear()
+        _STATEMENTS[text] = _statement_html(text)
+    return _STATEMENTS[text]
+
+
+def _statement_html(text: str) -> Markup:
     out: list[str] = []
     at = 0
     for m in _MATH.finditer(text):

@@ -226,7 +226,7 @@ def test_a_worker_forked_before_the_sandbox_started_is_told_its_socket(monkeypat
 
     monkeypatch.setenv(ENV_SOCKET, "")  # recorded, so the test's own value goes with it
     monkeypatch.delenv(ENV_SOCKET)
-    assert _run_batch_in_worker([], 1.0, "/run/attngrade-zygote/sock") == []
+    assert _run_batch_in_worker([], 1.0, "/run/attngrade-zygote/sock").outcomes == []
     assert os.environ[ENV_SOCKET] == "/run/attngrade-zygote/sock"
 
 
@@ -295,3 +295,36 @@ def test_what_a_stream_sends_after_the_plan_has_every_worker(planned, monkeypatc
     stream = WorkerPool(2, 5.0).stream(planned.assignments)
     outcomes = stream.outcomes(tasks)
     assert len({o.feedback[0] for o in outcomes.values()}) == 2
+
+
+def test_workers_streaming_for_reports_hand_back_the_mathml_of_what_they_checked(planned, monkeypatch):
+    # Report processes forked after the run find it made, instead of each making it again for the
+    # readings their students share (reports.mathml.shown).
+    from attngrade.grading import execute
+    from attngrade.mathlang import Value
+    from attngrade.reports import mathml
+
+    monkeypatch.setattr(mathml, "_CACHE", {})
+    monkeypatch.setattr(mathml, "_STATEMENTS", {})
+    made_here: list[str] = []
+    real = mathml._convert
+    monkeypatch.setattr(mathml, "_convert", lambda value: made_here.append(value.canonical) or real(value))
+    tasks = _quick(planned)
+    values = {v.canonical: v for t in tasks.values() for v in t.answers.values() if isinstance(v, Value)}
+    assert len(values) > 10
+    show = execute.Showing(mathml.shown_of, mathml.remember)
+    outcomes = WorkerPool(2, 5.0).stream(planned.assignments, show).outcomes(tasks)
+    assert outcomes == InProcess(5.0).run(tasks, planned.assignments)
+    assert made_here == [], "made by the workers, not here"
+    assert set(values) <= set(mathml._CACHE)
+    assert all(mathml.to_mathml(v) == real(v) for v in values.values()) and made_here == []
+    statements = {p.statement for a in planned.assignments.values() for p in a.homework.parts}
+    assert statements <= set(mathml._STATEMENTS)
+
+
+def test_workers_not_streaming_for_reports_hand_back_outcomes_only(planned, monkeypatch):
+    from attngrade.reports import mathml
+
+    monkeypatch.setattr(mathml, "_CACHE", {})
+    WorkerPool(2, 5.0).stream(planned.assignments).outcomes(_quick(planned))
+    assert mathml._CACHE == {}

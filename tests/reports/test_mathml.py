@@ -1,0 +1,43 @@
+"""MathML made in one process and kept in another (attngrade/reports/mathml.py: shown, remember)."""
+
+from __future__ import annotations
+
+import pytest
+
+from attngrade.mathlang import SymbolTable, parse
+from attngrade.reports import mathml
+
+
+@pytest.fixture(autouse=True)
+def empty(monkeypatch):
+    monkeypatch.setattr(mathml, "_CACHE", {})
+    monkeypatch.setattr(mathml, "_STATEMENTS", {})
+
+
+def _values(*texts: str) -> list:
+    table = SymbolTable.from_data({"a": {}, "b": {}})
+    return [parse(text, table) for text in texts]
+
+
+def test_shown_is_what_this_process_had_not_made_and_remember_keeps_it():
+    a, b, again = _values("a + b", "a*b", "b + a")  # the third is the first, written otherwise
+    mathml.to_mathml(a)
+    made = mathml.shown([a, b, again, "not math"], ["Let $x$ be", "Let $x$ be"])
+    assert set(made.math) == {b.canonical}, "only what was not made here before, once"
+    assert list(made.statements) == ["Let $x$ be"]
+    elsewhere = dict(made.math)
+    mathml._CACHE.clear()
+    mathml._STATEMENTS.clear()
+    mathml.remember(made)
+    assert mathml._CACHE == elsewhere and mathml.to_mathml(b) == elsewhere[b.canonical]
+    assert mathml.statement_html("Let $x$ be") is made.statements["Let $x$ be"]
+
+
+def test_remember_keeps_no_more_than_a_process_keeps(monkeypatch):
+    monkeypatch.setattr(mathml, "KEPT", 2)
+    made = mathml.shown(_values("a", "b", "a + b", "a*b"))
+    assert len(made.math) == 2, "made no more than it keeps"
+    mathml._CACHE.clear()
+    mathml._CACHE["held"] = None
+    mathml.remember(made)
+    assert len(mathml._CACHE) == 2 and "held" in mathml._CACHE
