@@ -99,16 +99,23 @@ class Shown:
     statements: dict[str, Markup]
 
 
+# Readings whose MathML a run-stage worker makes for the report processes (see `shown`): more than
+# the distinct math answers of a realistic class of 1,000 (~110), which its report processes each
+# met again and again; few enough that a class whose every answer is distinct (which no two report
+# processes share, so nothing is saved) does not add much to its workers, the busiest processes.
+SHOWN_FOR_OTHERS = 256
+
+
 def shown(values: Iterable[Any], statements: Iterable[str] = ()) -> Shown:
     """The MathML of the math readings among `values`, and the HTML of `statements`, that this
-    process had not made before (up to `KEPT` of each).
+    process had not made before (up to `SHOWN_FOR_OTHERS` readings and `KEPT` statements).
 
     A run-stage worker makes them while the class is still being read, and the run `remember`s
     them: the report processes forked for the write stage then find them made, where each would
     otherwise make them again for the readings its students share."""
     math: dict[str, Markup | None] = {}
     for value in values:
-        if isinstance(value, Value) and value.canonical not in _CACHE and len(_CACHE) < KEPT:
+        if isinstance(value, Value) and value.canonical not in _CACHE and len(_CACHE) < SHOWN_FOR_OTHERS:
             math[value.canonical] = to_mathml(value)
     made = {text: statement_html(text) for text in dict.fromkeys(statements)
             if text not in _STATEMENTS and len(_STATEMENTS) < KEPT}
