@@ -18,20 +18,26 @@ def time_limit(seconds: float) -> Iterator[None]:
     """Raise BudgetExceeded in the block after `seconds` of wall time.
 
     Uses an interval timer, which only a process's main thread receives; elsewhere the
-    block runs unbounded, which is why batch grading runs checks in worker processes
-    (each its own main thread) under a hard timeout as well. Limits nest: an inner
+    block runs unbounded (and raises once it ends past its budget), which is why batch
+    grading runs checks in worker processes (each its own main thread) under a hard timeout
+    as well. Limits nest: an inner
     limit never extends an outer one, and the outer one is restored on exit.
 
     The alarm can go unheard: it lands while C code runs (the YAML parser, sympy's core)
     and its handler is put back before Python looks at it again. A block that ends past its
     budget raises all the same, so that a verdict never depends on whether it was heard.
     """
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+    started = time.monotonic()
+    if seconds <= 0:
         yield
+        return
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield  # unbounded here; over its budget all the same once it ends
+        if time.monotonic() - started >= seconds:
+            raise BudgetExceeded(f"gave up after {seconds:g} s")
         return
     outer_remaining, _ = signal.getitimer(signal.ITIMER_REAL)
     own = min(seconds, outer_remaining) if outer_remaining > 0 else seconds
-    started = time.monotonic()
 
     def expire(signum, frame):  # noqa: ARG001
         raise BudgetExceeded(f"gave up after {own:g} s")

@@ -57,3 +57,41 @@ def test_an_inner_budget_never_outlasts_the_outer_one():
             with time_limit(10):
                 _spin(5)
     assert time.monotonic() - started < 2
+
+
+def test_off_the_main_thread_a_block_past_its_budget_raises_once_it_ends():
+    import threading
+
+    raised: list[BaseException] = []
+
+    def late() -> None:
+        try:
+            with time_limit(0.01):
+                time.sleep(0.05)
+        except BudgetExceeded as err:
+            raised.append(err)
+
+    thread = threading.Thread(target=late)
+    thread.start()
+    thread.join(10)
+    assert len(raised) == 1
+
+
+def test_a_late_block_that_raised_keeps_its_own_error(monkeypatch):
+    monkeypatch.setattr(signal, "setitimer", lambda *args: (0.0, 0.0))  # the alarm unheard
+    with pytest.raises(ValueError, match="its own"):
+        with time_limit(0.01):
+            time.sleep(0.05)
+            raise ValueError("its own")
+
+
+def test_a_function_returning_from_a_late_block_is_over_its_budget(monkeypatch):
+    monkeypatch.setattr(signal, "setitimer", lambda *args: (0.0, 0.0))
+
+    def answer() -> int:
+        with time_limit(0.01):
+            time.sleep(0.05)
+            return 42
+
+    with pytest.raises(BudgetExceeded):
+        answer()

@@ -194,3 +194,26 @@ def test_the_folder_out_is_in_further_down_is_passed_over_not_graded(tmp_path):
     found = list(discover([tmp_path / "class"], passed_over, outputs=tmp_path / "class" / "results" / "run1"))
     assert found == [tmp_path / "class" / "ann.yaml", tmp_path / "class" / "bob.yaml"]
     assert passed_over == [tmp_path / "class" / "results"]
+
+
+def test_a_read_over_its_budget_off_the_main_thread_is_refused(tmp_path, monkeypatch):
+    # No alarm reaches another thread (grading from a thread is supported): the budget holds there too.
+    import threading
+
+    import attngrade.submissions as submissions
+
+    answers = tmp_path / "slow.yaml"
+    answers.write_text("homework: cs224n-w21-a5\nanswers:\n" + "".join(f"  p{i}: [{i}, {i}]\n" for i in range(20_000)))
+    monkeypatch.setattr(submissions, "READ_BUDGET", 0.001)
+    raised: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            load_submission(answers)
+        except SubmissionError as err:
+            raised.append(err)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join(60)
+    assert len(raised) == 1 and "took over 0.001 s" in str(raised[0])
