@@ -121,15 +121,17 @@ _LIBRARY = {"check": "selfcheck", "run": "batch", "autograder": "gradescope", "g
             "problems": "problems"}
 
 
-# Threads for numpy's BLAS, unless the user chose: one. attngrade's arrays are a few rows long and its
-# work is split over processes; more BLAS threads only spin after each call (0.1 s of a core per run).
-BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Threads for numpy's BLAS, unless the user chose (by any of the names a BLAS reads): one.
+# attngrade's arrays are a few rows long and its work is split over processes; more BLAS threads
+# only spin after each call (0.1 s of a core per run).
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS",
+                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
 def entry() -> int:
     """The `grade` program (and `python -m attngrade`): main(), then an exit without the last collections."""
-    for name, value in BLAS_THREADS.items():
-        os.environ.setdefault(name, value)  # before numpy is imported, which reads them once
+    if not any(name in os.environ for name in BLAS_THREADS):  # before numpy is imported: it reads them once
+        os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
     try:
         early = read_early(sys.argv[1:])
     except KeyboardInterrupt:

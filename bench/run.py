@@ -427,12 +427,16 @@ def bench_executors(args: argparse.Namespace, grade: Path) -> dict[str, Any]:
 
 def ratio_pairs(args: argparse.Namespace, grade: Path, class_dir: Path,
                 rows: dict[str, Any]) -> list[tuple[float, float]]:
-    """The (--workers 1, --workers 2) walls of the runs above and of `--ratio-pairs` more, alternating.
+    """The (--workers 1, --workers 2) walls of `--ratio-pairs` pairs of runs, one after the other,
+    measured alike (the executor runs above sample memory as they go, which costs CPU; without
+    pairs, their walls are taken).
 
     One pair is not a ratio on this kind of disk: making a file where thousands were just deleted
     (each run replaces the OUT of the one before) costs ext4 without a journal from 0.02 to 0.4 ms,
     varying from minute to minute, and one run pays it all in one process while the other shares it."""
-    pairs = [(rows["workers 1"]["wall"], rows["workers 2"]["wall"])]
+    if args.ratio_pairs <= 0:
+        return [(rows["workers 1"]["wall"], rows["workers 2"]["wall"])]
+    pairs: list[tuple[float, float]] = []
     for _ in range(args.ratio_pairs):
         walls = []
         for flag in ("1", "2"):
@@ -443,6 +447,9 @@ def ratio_pairs(args: argparse.Namespace, grade: Path, class_dir: Path,
                 quiet_wait(args.quiet_wait)
             m = measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions),
                          "--workers", flag], stdout=args.work / f"grade-run-workers{flag}.log")
+            if m["exit"] not in (0, 1):  # 1: a submission of the class was not graded (its broken files)
+                raise SystemExit(f"grade run --workers {flag} failed (exit {m['exit']}): see "
+                                 f"{args.work / f'grade-run-workers{flag}.log'}")
             walls.append(m["wall"])
         pairs.append((walls[0], walls[1]))
         log(f"   pair {len(pairs)}: --workers 1 {fmt_s(walls[0])}, --workers 2 {fmt_s(walls[1])}: "
@@ -865,9 +872,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="another checkout (e.g. `git worktree add /tmp/wt-old REV`) to grade the same class "
                              "with; the part verdicts that differ are counted and listed")
     parser.add_argument("--repeat", type=int, default=1, help="grade the class this many times; the fastest counts")
-    parser.add_argument("--ratio-pairs", type=int, default=4, metavar="N",
-                        help="more alternating --workers 1 / --workers 2 runs for the two-worker speed-up, which is "
-                             "the ratio of the median walls (default 4, so 5 pairs with the executor runs)")
+    parser.add_argument("--ratio-pairs", type=int, default=5, metavar="N",
+                        help="pairs of --workers 1 / --workers 2 runs for the two-worker speed-up, which is the ratio "
+                             "of their median walls (default 5; 0: the executor runs' own walls)")
     parser.add_argument("--workers", type=int, default=None,
                         help="--workers for `grade run` when it has the option (default: the number of cores)")
     parser.add_argument("--cold-runs", type=int, default=5, help="runs of `grade check` for the median (default 5)")

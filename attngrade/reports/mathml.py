@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import sympy
 from markupsafe import Markup, escape
@@ -77,12 +77,17 @@ def to_mathml(value: Any) -> Markup | None:
     """Sanitized MathML for a math reading, or None when it is not one (or cannot be shown)."""
     if not isinstance(value, Value):
         return None
-    key = value.canonical
-    if key not in _CACHE:
-        if len(_CACHE) > KEPT:
-            _CACHE.clear()
-        _CACHE[key] = _convert(value)
-    return _CACHE[key]
+    return _kept(_CACHE, value.canonical, lambda: _convert(value))
+
+
+def _kept(cache: dict[str, Any], key: str, make: Callable[[], Any]) -> Any:
+    """`cache[key]`, made by `make` if it is not there (a full cache starts again)."""
+    if key in cache:
+        return cache[key]
+    if len(cache) > KEPT:
+        cache.clear()
+    cache[key] = made = make()
+    return made
 
 
 KEPT = 4096  # distinct readings (and statements) whose MathML a process keeps
@@ -113,13 +118,22 @@ def shown(values: Iterable[Any], statements: Iterable[str] = ()) -> Shown:
     A run-stage worker makes them while the class is still being read, and the run `remember`s
     them: the report processes forked for the write stage then find them made, where each would
     otherwise make them again for the readings its students share."""
+    global _shown_here
     math: dict[str, Markup | None] = {}
     for value in values:
-        if isinstance(value, Value) and value.canonical not in _CACHE and len(_CACHE) < SHOWN_FOR_OTHERS:
-            math[value.canonical] = to_mathml(value)
+        if _shown_here >= SHOWN_FOR_OTHERS:
+            break
+        if isinstance(value, Value) and value.canonical not in _CACHE:
+            _shown_here += 1
+            markup = to_mathml(value)
+            if markup is not None:  # (one that failed here, under a worker's memory cap, may not fail there)
+                math[value.canonical] = markup
     made = {text: statement_html(text) for text in dict.fromkeys(statements)
             if text not in _STATEMENTS and len(_STATEMENTS) < KEPT}
     return Shown(math, made)
+
+
+_shown_here = 0  # readings this process made the MathML of for others (`shown`)
 
 
 def shown_of(tasks: Iterable[Any], assignments: Mapping[str, Any]) -> Shown:
@@ -141,7 +155,11 @@ def remember(made: Shown) -> None:
 
 
 def _convert(value: Value) -> Markup | None:
-    return latex_to_mathml(latex(value))
+    try:
+        tex = latex(value)
+    except Exception:  # noqa: BLE001 - a reading our printer cannot print is shown as text instead
+        return None
+    return latex_to_mathml(tex)
 
 
 def latex_to_mathml(tex: str, display: bool = False) -> Markup | None:
@@ -164,11 +182,7 @@ def statement_html(text: str) -> Markup:
 
     A segment latex2mathml cannot read is shown as its source, escaped, in <code>.
     """
-    if text not in _STATEMENTS:
-        if len(_STATEMENTS) > KEPT:
-            _STATEMENTS.clear()
-        _STATEMENTS[text] = _statement_html(text)
-    return _STATEMENTS[text]
+    return _kept(_STATEMENTS, text, lambda: _statement_html(text))
 
 
 def _statement_html(text: str) -> Markup:

@@ -328,3 +328,20 @@ def test_workers_not_streaming_for_reports_hand_back_outcomes_only(planned, monk
     monkeypatch.setattr(mathml, "_CACHE", {})
     WorkerPool(2, 5.0).stream(planned.assignments).outcomes(_quick(planned))
     assert mathml._CACHE == {}
+
+
+def test_what_a_worker_cannot_make_beside_the_checks_costs_no_outcome(planned):
+    from attngrade.grading import execute
+
+    tasks = _quick(planned)
+    show = execute.Showing(_cannot_make, _kept.append)
+    assert WorkerPool(2, 5.0).stream(planned.assignments, show).outcomes(tasks) == InProcess(5.0).run(
+        tasks, planned.assignments)
+    assert _kept == []
+
+
+_kept: list = []
+
+
+def _cannot_make(tasks, assignments):
+    raise RuntimeError("a report's own failure")

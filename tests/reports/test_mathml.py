@@ -12,6 +12,7 @@ from attngrade.reports import mathml
 def empty(monkeypatch):
     monkeypatch.setattr(mathml, "_CACHE", {})
     monkeypatch.setattr(mathml, "_STATEMENTS", {})
+    monkeypatch.setattr(mathml, "_shown_here", 0)
 
 
 def _values(*texts: str) -> list:
@@ -44,8 +45,22 @@ def test_remember_keeps_no_more_than_a_process_keeps(monkeypatch):
 
 
 def test_a_worker_makes_a_bounded_number_for_others(monkeypatch):
-    # A class whose every answer is distinct saves nothing by it: the worker stops early.
+    # A class whose every answer is distinct saves nothing by it: the worker stops early. What it
+    # inherited (a notebook that rendered reports before) does not count against it.
     monkeypatch.setattr(mathml, "SHOWN_FOR_OTHERS", 3)
+    for inherited in _values("a - b", "b - a*b"):
+        mathml.to_mathml(inherited)
     first = mathml.shown(_values("a", "b"))
-    later = mathml.shown(_values("a + b", "a*b", "a - b"))
+    later = mathml.shown(_values("a + b", "a*b", "a - a*b"))
     assert len(first.math) == 2 and len(later.math) == 1
+
+
+def test_a_reading_that_cannot_be_drawn_is_not_sent(monkeypatch):
+    a, b = _values("a", "b")
+
+    def broken(value):
+        raise RuntimeError("the printer failed")
+
+    monkeypatch.setattr(mathml, "latex", broken)
+    assert mathml.to_mathml(a) is None, "shown as text, not a crash"
+    assert mathml.shown([b]).math == {}, "the report process tries again"
