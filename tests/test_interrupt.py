@@ -627,11 +627,11 @@ def test_a_batch_the_workers_refuse_while_the_class_is_read_is_sent_after_it(mon
     refused = []
     real_send = execute.Stream._send
 
-    def once(self, batch, pool=None):
+    def once(self, batch, pool=None, **kw):
         if not refused:
             refused.append(batch)
             raise RuntimeError("the pool is not running")
-        return real_send(self, batch, pool)
+        return real_send(self, batch, pool, **kw)
 
     monkeypatch.setattr(execute.Stream, "_send", once)
     folder = ROOT / "examples" / "cs224n-w21-a5"

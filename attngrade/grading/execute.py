@@ -163,7 +163,7 @@ class Stream:
         if not self._keep(task) or len(self._pending) < BATCH or self._refused:
             return
         try:
-            self._send(self._pending)
+            self._send(self._pending, show=True)
         except Exception:  # noqa: BLE001 - said by `outcomes`, which sends it again
             log.debug("the check workers refused a batch while the class was read", exc_info=True)
             self._refused = True
@@ -182,11 +182,13 @@ class Stream:
         (self._code if REGISTRY[check].runs_code else self._pending).append(task.key)
         return True
 
-    def _send(self, batch: list[TaskKey], pool: Any = None) -> None:
+    def _send(self, batch: list[TaskKey], pool: Any = None, show: bool = False) -> None:
         # The code sandbox may have started after the workers (the plan starts it when it meets code).
+        # `show`: a batch sent while the plan reads, when a worker has time for more than the checks;
+        # after the plan, the run stage's end waits for the last batch.
+        make = self._show.make if show and self._show is not None else None
         future = (pool or self._pool).schedule(_run_batch_in_worker,
-                                     args=([self._tasks[k] for k in batch], self.owner.budget, _sandbox_socket(),
-                                           self._show.make if self._show is not None else None),
+                                     args=([self._tasks[k] for k in batch], self.owner.budget, _sandbox_socket(), make),
                                      timeout=self.owner._timeout(batch, self.assignments))
         self._sent[future] = batch
 

@@ -187,8 +187,8 @@ def test_with_two_workers_the_class_is_checked_while_it_is_read(monkeypatch):
             reading.clear()
 
     monkeypatch.setattr(batch_module, "plan_split", split)
-    monkeypatch.setattr(execute.Stream, "_send", lambda self, batch, pool=None: sent.append(bool(reading)) or
-                        real_send(self, batch, pool))
+    monkeypatch.setattr(execute.Stream, "_send", lambda self, batch, pool=None, **kw: sent.append(bool(reading)) or
+                        real_send(self, batch, pool, **kw))
     two = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
     assert sent.count(True) >= 2, "batches went to the workers while the class was still being read"
     assert [r.to_json() for r in two.results] == [r.to_json() for r in alone.results]
@@ -205,7 +205,7 @@ def test_a_run_stopped_after_its_checking_began_takes_its_workers_with_it(monkey
     sent = []
     real_send = execute.Stream._send
     monkeypatch.setattr(execute.Stream, "_send",
-                        lambda self, batch, pool=None: sent.append(batch) or real_send(self, batch, pool))
+                        lambda self, batch, pool=None, **kw: sent.append(batch) or real_send(self, batch, pool, **kw))
     before = _children()
     with pytest.raises(ConfigError, match="--gold nonsense"):  # found once the class is read
         batch_module.grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions", workers=2,
@@ -312,8 +312,11 @@ def test_workers_streaming_for_reports_hand_back_the_mathml_of_what_they_checked
     tasks = _quick(planned)
     values = {v.canonical: v for t in tasks.values() for v in t.answers.values() if isinstance(v, Value)}
     assert len(values) > 10
-    show = execute.Showing(mathml.shown_of, mathml.remember)
-    outcomes = WorkerPool(2, 5.0).stream(planned.assignments, show).outcomes(tasks)
+    monkeypatch.setattr(execute, "BATCH", 1)  # each sent as the plan lists it
+    stream = WorkerPool(2, 5.0).stream(planned.assignments, execute.Showing(mathml.shown_of, mathml.remember))
+    for task in tasks.values():
+        stream.add(task)
+    outcomes = stream.outcomes(tasks)
     assert outcomes == InProcess(5.0).run(tasks, planned.assignments)
     assert made_here == [], "made by the workers, not here"
     assert set(values) <= set(mathml._CACHE)
@@ -322,21 +325,27 @@ def test_workers_streaming_for_reports_hand_back_the_mathml_of_what_they_checked
     assert statements <= set(mathml._STATEMENTS)
 
 
-def test_workers_not_streaming_for_reports_hand_back_outcomes_only(planned, monkeypatch):
+def test_what_is_sent_after_the_plan_is_only_checked(planned, monkeypatch):
+    # The run stage's end waits for those batches: nothing more is asked of them.
+    from attngrade.grading import execute
     from attngrade.reports import mathml
 
     monkeypatch.setattr(mathml, "_CACHE", {})
-    WorkerPool(2, 5.0).stream(planned.assignments).outcomes(_quick(planned))
-    assert mathml._CACHE == {}
+    kept: list = []
+    WorkerPool(2, 5.0).stream(planned.assignments, execute.Showing(mathml.shown_of, kept.append)).outcomes(
+        _quick(planned))
+    assert kept == []
 
 
-def test_what_a_worker_cannot_make_beside_the_checks_costs_no_outcome(planned):
+def test_what_a_worker_cannot_make_beside_the_checks_costs_no_outcome(planned, monkeypatch):
     from attngrade.grading import execute
 
     tasks = _quick(planned)
-    show = execute.Showing(_cannot_make, _kept.append)
-    assert WorkerPool(2, 5.0).stream(planned.assignments, show).outcomes(tasks) == InProcess(5.0).run(
-        tasks, planned.assignments)
+    monkeypatch.setattr(execute, "BATCH", 1)
+    stream = WorkerPool(2, 5.0).stream(planned.assignments, execute.Showing(_cannot_make, _kept.append))
+    for task in tasks.values():
+        stream.add(task)
+    assert stream.outcomes(tasks) == InProcess(5.0).run(tasks, planned.assignments)
     assert _kept == []
 
 
