@@ -298,7 +298,7 @@ def _reports(runner: Executor | None, workers: int | None) -> ReportPool | Clust
         from .reports.cluster import ClusterReports
 
         return ClusterReports(runner)
-    return ReportPool(default_workers() if workers is None else workers)
+    return ReportPool(default_workers() if workers is None else workers, thaws=True)  # (see `run`'s gc.unfreeze)
 
 
 def _check_overrides_file(overrides: Path | None, out: Path) -> None:

@@ -47,8 +47,10 @@ CLASS_PAGE_HERE_FROM = 20_000  # students from which the class page is rendered 
 class ReportPool:
     """Processes that render reports, forked by `start` (while this process is small)."""
 
-    def __init__(self, workers: int):
-        self.workers = workers
+    def __init__(self, workers: int, thaws: bool = False):
+        """`thaws`: the caller unfreezes the collector's permanent generation itself once the reports
+        are written (`grade run` does), so the class frozen for the children is left frozen here."""
+        self.workers, self.thaws = workers, thaws
         self._pool: ProcessPoolExecutor | None = None
 
     def start(self, reports: int) -> None:
@@ -95,7 +97,7 @@ class ReportPool:
             return
         if self._pool is None:
             _write_inherited(self.workers, _Class(results, folders, out, homeworks, rubric, also, fresh), advance,
-                             meanwhile)
+                             meanwhile, self.thaws)
             return
         used = {r.homework for r in results}
         mine = {hid: hw for hid, hw in homeworks.items() if hid in used}
@@ -155,14 +157,15 @@ _INHERITED: _Class | None = None  # set only while children forked for it are ru
 
 
 def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
-                     meanwhile: Callable[[], None] | None) -> None:
+                     meanwhile: Callable[[], None] | None, thawed_by_caller: bool = False) -> None:
     """Fork children that see `job` in the memory they share with this process; send them ranges."""
     global _INHERITED
     _INHERITED = job
     # The class goes to the collector's permanent generation: a child's collections then
     # never write to its objects' headers, so the pages holding them stay shared. (A caller
-    # that froze it already unfreezes it itself.)
-    thawed = gc.get_freeze_count() == 0
+    # that froze it already, or that unfreezes it itself, is left to: counting what is frozen
+    # walks all of it, 17 ms with sympy loaded, at the one moment nothing else runs.)
+    thawed = not thawed_by_caller and gc.get_freeze_count() == 0
     gc.freeze()
     try:
         with _fork(workers) as pool:

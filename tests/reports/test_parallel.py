@@ -56,3 +56,27 @@ def test_forked_reports_and_class_page_match_the_serial_ones_byte_for_byte(large
     assert written == sorted(p.relative_to(forked) for p in forked.rglob("*.html"))
     for rel in written:
         assert (serial / rel).read_bytes() == (forked / rel).read_bytes(), rel
+
+
+@pytest.mark.parametrize("thaws", [False, True])
+def test_a_caller_that_unfreezes_itself_is_not_made_to_count_what_is_frozen(large_class, tmp_path, monkeypatch,
+                                                                             thaws):
+    # Counting the frozen objects walks them all (17 ms with sympy loaded) while nothing else runs;
+    # `grade run` unfreezes everything itself, so the count is asked only of other callers.
+    import gc
+
+    results, homeworks = large_class
+    counted = []
+    real = gc.get_freeze_count
+    monkeypatch.setattr(gc, "get_freeze_count", lambda: counted.append(1) or real())
+    frozen_before = real()
+    with ReportPool(2, thaws=thaws) as pool:
+        pool.write(results, folder_names(results), tmp_path / "out", homeworks, False, lambda n: None)
+    try:
+        assert len(counted) == (not thaws)
+        assert (tmp_path / "out" / folder_names(results)[0] / "report.html").is_file()
+        if thaws:
+            assert real() > frozen_before, "left frozen, for the caller to unfreeze"
+    finally:
+        if thaws and frozen_before == 0:
+            gc.unfreeze()
