@@ -36,7 +36,8 @@ class Executor(Protocol):
 
 @dataclass(frozen=True)
 class InProcess:
-    """Run tasks here, one after another, each under a SIGALRM budget (main thread only)."""
+    """Run tasks here, one after another, each under a budget: a SIGALRM on the main thread; off it,
+    a check that ran past its budget is timed out once it ends (see `deadline.time_limit`)."""
 
     budget: float = 2.0
     on_done: Callable[[int], None] | None = field(default=None, compare=False)  # progress: tasks finished

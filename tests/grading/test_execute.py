@@ -187,10 +187,12 @@ def test_with_two_workers_the_class_is_checked_while_it_is_read(monkeypatch):
             reading.clear()
 
     monkeypatch.setattr(batch_module, "plan_split", split)
+    showing = []
     monkeypatch.setattr(execute.Stream, "_send", lambda self, batch, pool=None, **kw: sent.append(bool(reading)) or
-                        real_send(self, batch, pool, **kw))
+                        showing.append(kw.get("show", False)) or real_send(self, batch, pool, **kw))
     two = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
     assert sent.count(True) >= 2, "batches went to the workers while the class was still being read"
+    assert showing == sent, "the batches sent while the class was read, and only those, carry more than checks"
     assert [r.to_json() for r in two.results] == [r.to_json() for r in alone.results]
     assert two.stats.tasks == alone.stats.tasks
 

@@ -78,5 +78,5 @@ def test_a_caller_that_unfreezes_itself_is_not_made_to_count_what_is_frozen(larg
         if thaws:
             assert real() > frozen_before, "left frozen, for the caller to unfreeze"
     finally:
-        if thaws and frozen_before == 0:
+        if thaws:  # what grade run's own end does
             gc.unfreeze()
