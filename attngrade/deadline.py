@@ -23,9 +23,11 @@ def time_limit(seconds: float) -> Iterator[None]:
     as well. Limits nest: an inner
     limit never extends an outer one, and the outer one is restored on exit.
 
-    The alarm can go unheard: it lands while C code runs (the YAML parser, sympy's core)
-    and its handler is put back before Python looks at it again. A block that ends past its
-    budget raises all the same, so that a verdict never depends on whether it was heard.
+    The alarm can go unheard: it lands while C code runs (the YAML parser, sympy's core) and
+    its handler is put back before Python looks at it again, or it is raised inside a callback
+    whose exceptions Python ignores (the garbage collector's; CI caught one in hypothesis's). A
+    block that ends past its budget raises all the same, so that a verdict never depends on
+    whether the alarm was heard.
     """
     started = time.monotonic()
     if seconds <= 0:
