@@ -430,7 +430,6 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
                   meanwhile=tables, fresh=fresh)
 
 
-
 def _folders(results: Sequence[Result], keeping: Keeping | None) -> list[str]:
     return folder_names(results, keeping.wanted, keeping.reserved) if keeping else folder_names(results)
 

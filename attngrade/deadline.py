@@ -20,8 +20,8 @@ def time_limit(seconds: float) -> Iterator[None]:
     Uses an interval timer, which only a process's main thread receives; elsewhere the
     block runs unbounded (and raises once it ends past its budget), which is why batch
     grading runs checks in worker processes (each its own main thread) under a hard timeout
-    as well. Limits nest: an inner
-    limit never extends an outer one, and the outer one is restored on exit.
+    as well. Limits nest: an inner limit never extends an outer one, and the outer one is
+    restored on exit.
 
     The alarm can go unheard: it lands while C code runs (the YAML parser, sympy's core) and
     its handler is put back before Python looks at it again, or it is raised inside a callback

@@ -52,9 +52,10 @@ class Found:
         """Whether the run may take this discovery as its own: not if OUT is inside the class,
         where claiming it (making its folder, putting an interrupted run right) may have changed
         what the child saw."""
+        from .runfolder import within
+
         real = os.path.realpath(self.outputs.parent)
-        return not any(real == inside or real.startswith(inside.rstrip(os.sep) + os.sep)
-                       for inside in map(os.path.realpath, self.paths))
+        return not any(real == inside or within(real, inside) for inside in map(os.path.realpath, self.paths))
 
     def first_of(self, every: list[Path]) -> list[Submission | Result]:
         """The loaded submissions that begin `every` (the run's own discovery) as they began the child's."""

@@ -336,6 +336,11 @@ def check_only_outputs(out: Path) -> None:
                           "folder of an earlier run")
 
 
+def within(real: str, folder: str) -> bool:
+    """Whether the resolved path `real` lies inside the resolved `folder` (not the folder itself)."""
+    return real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def apart(paths: list[Path], out: Path, said: list[str]) -> list[Path]:
     """What is graded, which must lie outside OUT (each run replaces it): OUT itself among the
     paths is passed over, said (`grade run class/* -o class/out`: the shell names it too); a
@@ -344,7 +349,7 @@ def apart(paths: list[Path], out: Path, said: list[str]) -> list[Path]:
     kept = []
     for path in paths:
         real = os.path.realpath(path)
-        if real.startswith(real_out.rstrip(os.sep) + os.sep):
+        if within(real, real_out):
             raise ConfigError(f"-o {out}: {path} is inside the outputs folder, which each run replaces; name an "
                               "outputs folder outside what is graded")
         if real != real_out:

@@ -414,8 +414,10 @@ def _a_runs_outputs(path: Path) -> bool:
 def _without_the_way_to(out: Path, folder: Path, entries: list[Path], passed_over: list[Path] | None) -> list[Path]:
     """`entries` of `folder`, less the folder OUT is in, deeper down (`-o class/results/run1`): it
     holds runs' outputs, not a student's answers (said)."""
+    from .runfolder import within
+
     real, inside = os.path.realpath(out), os.path.realpath(folder)
-    if not real.startswith(inside.rstrip(os.sep) + os.sep):
+    if not within(real, inside):
         return entries
     way = Path(inside, os.path.relpath(real, inside).split(os.sep)[0])
     kept = [p for p in entries if not (p.name == way.name and os.path.realpath(p) == str(way))]

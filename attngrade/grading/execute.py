@@ -110,6 +110,9 @@ class WorkerPool:
         return worker_died()
 
 
+Make = Callable[[list[Task], Mapping[str, Assignment]], Any]  # see `Showing`
+
+
 @dataclass(frozen=True)
 class Showing:
     """Work for the run stage's workers beyond the checks, for a layer above this one: `make` (a
@@ -117,7 +120,7 @@ class Showing:
     the assignments, and `keep` here with what it made. The reports use it to have the workers
     make the MathML of the readings they check, while the class is still read (reports.mathml)."""
 
-    make: Callable[[list[Task], Mapping[str, Assignment]], Any]
+    make: Make
     keep: Callable[[Any], None]
 
 
@@ -184,14 +187,17 @@ class Stream:
         return True
 
     def _send(self, batch: list[TaskKey], pool: Any = None, show: bool = False) -> None:
-        # The code sandbox may have started after the workers (the plan starts it when it meets code).
         # `show`: a batch sent while the plan reads, when a worker has time for more than the checks;
         # after the plan, the run stage's end waits for the last batch.
         make = self._show.make if show and self._show is not None else None
-        future = (pool or self._pool).schedule(_run_batch_in_worker,
-                                     args=([self._tasks[k] for k in batch], self.owner.budget, _sandbox_socket(), make),
-                                     timeout=self.owner._timeout(batch, self.assignments))
-        self._sent[future] = batch
+        self._sent[self._schedule(batch, pool, make)] = batch
+
+    def _schedule(self, batch: list[TaskKey], pool: Any = None, make: Make | None = None) -> Any:
+        # The code sandbox may have started after the workers (the plan starts it when it meets code).
+        return (pool or self._pool).schedule(_run_batch_in_worker,
+                                             args=([self._tasks[k] for k in batch], self.owner.budget,
+                                                   _sandbox_socket(), make),
+                                             timeout=self.owner._timeout(batch, self.assignments))
 
     def outcomes(self, tasks: Mapping[TaskKey, Task]) -> dict[TaskKey, Outcome]:
         """The outcome of every one of `tasks` (those not sent yet are sent now)."""
@@ -227,9 +233,7 @@ class Stream:
                 outcomes.update(zip(batch, done))
                 if on_done is not None:
                     on_done(len(batch))
-            alone = {key: self._pool.schedule(_run_batch_in_worker,
-                                              args=([self._tasks[key]], owner.budget, _sandbox_socket()),
-                                              timeout=owner._timeout([key], self.assignments)) for key in again}
+            alone = {key: self._schedule([key]) for key in again}
             for key, future in alone.items():
                 try:
                     outcomes[key] = self._checked(future.result())[0]
@@ -415,14 +419,14 @@ class Checked:
 
 
 def _run_batch_in_worker(tasks: list[Task], budget: float, sandbox_socket: str | None = None,
-                         make: Callable[[list[Task], Mapping[str, Assignment]], Any] | None = None) -> Checked:
+                         make: Make | None = None) -> Checked:
     if sandbox_socket is not None:
         _use_sandbox(sandbox_socket)
     outcomes = [run_task(task, _ASSIGNMENTS[task.key.homework], budget) for task in tasks]
     return Checked(outcomes, _made(make, tasks) if make is not None else None)
 
 
-def _made(make: Callable[[list[Task], Mapping[str, Assignment]], Any], tasks: list[Task]) -> Any:
+def _made(make: Make, tasks: list[Task]) -> Any:
     """What `make` makes of a batch, or None: work beyond the checks never costs their outcomes."""
     try:
         return make(tasks, _ASSIGNMENTS)

@@ -23,7 +23,7 @@ from ..rawtext import safe_text
 from ..reading import FieldError, FileReading, describe, read_field
 from ..records import Part, Result, Submission, Verdict
 from ..scale import SHARE_LOAD_FROM
-from ..submissions import error_result, load_or_error
+from ..submissions import discover, error_result, load_or_error
 from ..submissions import named as _named
 from .assignment import Assignment
 from .ledger import static_points
@@ -156,8 +156,6 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
     With `workers` > 1 a class loaded whole is loaded by as many processes (`Loading.shared`), one of
     which may be `early`: a child forked before the heavy imports that read the first of them.
     """
-    from ..submissions import discover
-
     paths = list(paths)
     ahead = early.found(paths, classes, outputs) if early is not None else None
     if ahead is not None and ahead.holds():

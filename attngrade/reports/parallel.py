@@ -157,7 +157,7 @@ _INHERITED: _Class | None = None  # set only while children forked for it are ru
 
 
 def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
-                     meanwhile: Callable[[], None] | None, thawed_by_caller: bool = False) -> None:
+                     meanwhile: Callable[[], None] | None, thaws: bool = False) -> None:
     """Fork children that see `job` in the memory they share with this process; send them ranges."""
     global _INHERITED
     _INHERITED = job
@@ -165,7 +165,7 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
     # never write to its objects' headers, so the pages holding them stay shared. (A caller
     # that froze it already, or that unfreezes it itself, is left to: counting what is frozen
     # walks all of it, 17 ms with sympy loaded, at the one moment nothing else runs.)
-    thawed = not thawed_by_caller and gc.get_freeze_count() == 0
+    thaw_here = not thaws and gc.get_freeze_count() == 0
     gc.freeze()
     try:
         with _fork(workers) as pool:
@@ -175,7 +175,7 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
             jobs += [pool.submit(_inherited_chunk, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
             _collect(jobs, meanwhile, advance)
     finally:
-        if thawed:
+        if thaw_here:
             gc.unfreeze()
         _INHERITED = None
 
