@@ -27,7 +27,8 @@ from .grading.execute import Showing, Stream, WorkerPool
 from .grading.plan import Loaded, Plan, place_of, student_of, unique_students
 from .grading.shards import plan_split, remembered
 from .checkers.accuracy import gold_names
-from .groups import Group, answer_groups
+from .groups import Group, answer_groups, prints_of
+from .groups import remember as remember_prints
 from .keys import load_keys
 from .lms import read_roster, unmatched
 from . import lastrun
@@ -185,7 +186,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
             stream = _stream(runner, items, resolve, shown=reports is not None)
             planned = plan_split(items, resolve, batch.stats, processes, progress.advance,
                                  on_task=stream.add if stream is not None else None)
-        outcomes = _checked(planned, items, runner, stream, batch, progress, freeze, gold, named)
+        outcomes = _checked(planned, items, runner, stream, batch, progress, freeze, gold, named,
+                            meanwhile=reports.prepare if reports is not None else None)
     finally:
         if stream is not None:
             stream.close()  # the run stopped first (a broken key, Ctrl-C): its workers go now
@@ -205,8 +207,8 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 def _stream(runner: Executor, items: Any, resolve: Any, shown: bool = False) -> "Stream | None":
     """The run stage begun before the plan (`execute.Stream`), for a class loaded whole and checked by
     local worker processes forked from this one; its homeworks resolved first, for the workers.
-    `shown`: reports will be rendered by processes forked from this one, so the workers make the
-    MathML of the readings they check meanwhile (`reports.mathml.shown`)."""
+    `shown`: the run writes its outputs (reports rendered by processes forked from this one, answer
+    groups), so the workers make what those need of the readings they check meanwhile (`_made_beside`)."""
     if (not isinstance(runner, WorkerPool) or runner.workers <= 1 or runner.start_method is not None
             or not isinstance(items, Loaded)):
         return None
@@ -218,18 +220,31 @@ def _stream(runner: Executor, items: Any, resolve: Any, shown: bool = False) -> 
             continue  # a homework nobody has: the plan gives those students their error rows
     if not assignments:
         return None
-    show = None
-    if shown:
-        from .reports.mathml import remember, shown_of
+    return runner.stream(assignments, Showing(_made_beside, _keep_beside) if shown else None)
 
-        show = Showing(shown_of, remember)
-    return runner.stream(assignments, show)
+
+def _made_beside(tasks: list[Any], assignments: Mapping[str, Assignment]) -> tuple[Any, Any]:
+    """What a run-stage worker makes of a batch besides its outcomes, for what this process does
+    after the run stage: the MathML of its readings (`reports.mathml.shown_of`) and their answer
+    groups' fingerprints (`groups.prints_of`)."""
+    from .reports.mathml import shown_of
+
+    return shown_of(tasks, assignments), prints_of(tasks, assignments)
+
+
+def _keep_beside(made: tuple[Any, Any]) -> None:
+    from .reports.mathml import remember
+
+    shown, prints = made
+    remember(shown)
+    remember_prints(prints)
 
 
 def _checked(planned: Plan, items: Any, runner: Executor, stream: "Stream | None", batch: Batch, progress: Quiet,
-             freeze: bool, gold: dict[str, Path] | None, named: Callable[[list[Path], list[str]], None] | None
-             ) -> dict:
-    """The run stage: the outcome of every task of `planned`."""
+             freeze: bool, gold: dict[str, Path] | None, named: Callable[[list[Path], list[str]], None] | None,
+             meanwhile: Callable[[], None] | None = None) -> dict:
+    """The run stage: the outcome of every task of `planned`; `meanwhile`, this process's own work while
+    the workers of a stream (`execute.Stream`) check what the plan sent them (with none, it is not done)."""
     if freeze and len(items) < LARGE_CLASS:
         # What the plan read stays alive to the end of the run: out of the cyclic collector's
         # reach, its full collections stop walking it again and again (they cost assemble
@@ -244,7 +259,7 @@ def _checked(planned: Plan, items: Any, runner: Executor, stream: "Stream | None
     with _timed(batch.timings, "run"):
         progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
         if stream is not None:
-            return stream.outcomes(planned.tasks)
+            return stream.outcomes(planned.tasks, meanwhile)
         return run_tasks(planned.tasks, planned.assignments, runner)
 
 

@@ -199,8 +199,10 @@ class Stream:
                                                    _sandbox_socket(), make),
                                              timeout=self.owner._timeout(batch, self.assignments))
 
-    def outcomes(self, tasks: Mapping[TaskKey, Task]) -> dict[TaskKey, Outcome]:
-        """The outcome of every one of `tasks` (those not sent yet are sent now)."""
+    def outcomes(self, tasks: Mapping[TaskKey, Task],
+                 meanwhile: Callable[[], None] | None = None) -> dict[TaskKey, Outcome]:
+        """The outcome of every one of `tasks` (those not sent yet are sent now); `meanwhile`, work of
+        this process's own, is done once every task is sent, while the workers check."""
         from concurrent.futures import TimeoutError as FutureTimeout
 
         from pebble import ProcessExpired
@@ -221,6 +223,8 @@ class Stream:
             # ... while the workers check, the trivial ones are done here.
             trivial = {k: t for k, t in tasks.items() if check_of(k, self.assignments) in TRIVIAL}
             outcomes = InProcess(0.0, on_done).run(trivial, self.assignments)
+            if meanwhile is not None:
+                meanwhile()
             again: list[TaskKey] = []  # tasks of a batch whose worker was killed: each is run on its own
             for future, batch in self._sent.items():
                 try:

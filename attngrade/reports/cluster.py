@@ -30,6 +30,9 @@ class ClusterReports:
     def start(self, reports: int) -> None:
         """Nothing to fork ahead: the cluster is already there."""
 
+    def prepare(self) -> None:
+        """Nothing to prepare here: the cluster's workers render the reports."""
+
     def close(self) -> None:
         """The cluster is the executor's to close (after the run)."""
 

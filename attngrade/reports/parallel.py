@@ -63,6 +63,15 @@ class ReportPool:
     def _can_fork(self) -> bool:
         return self.workers > 1 and "fork" in multiprocessing.get_all_start_methods()
 
+    def prepare(self) -> None:
+        """Make ready here what each report process needs first (`reports.warm`), if they are to be
+        forked from this process once the reports are due: `grade run` calls it while it waits for the
+        run stage's last outcomes. Processes forked already (a large class) prepared themselves."""
+        if self._pool is None and self._can_fork:
+            from . import warm
+
+            warm()
+
     def __enter__(self) -> "ReportPool":
         return self
 

@@ -356,3 +356,51 @@ _kept: list = []
 
 def _cannot_make(tasks, assignments):
     raise RuntimeError("a report's own failure")
+
+
+def test_work_of_its_own_is_done_once_every_batch_is_sent(planned, monkeypatch, tmp_path):
+    # `grade run` prepares its report processes there (`ReportPool.prepare`): while the workers
+    # check, not before the last batch is sent (they would idle) nor after the outcomes (it would wait).
+    from attngrade.grading import execute
+
+    tasks = {k: t for k, t in _quick(planned).items() if check_of(k, planned.assignments) == "bigO"}
+    last = list(tasks)[-1]
+    monkeypatch.setenv("ATTNGRADE_TEST_STARTED", str(tmp_path / "started"))
+    monkeypatch.setitem(REGISTRY, "bigO", Check("bigO", _tells_it_started))
+    monkeypatch.setattr(execute, "BATCH", 2)
+    stream = WorkerPool(2, 5.0).stream(planned.assignments)
+    for task in list(tasks.values())[:-1]:
+        stream.add(task)
+    seen: list[bool] = []
+
+    def meanwhile() -> None:
+        # The task the plan never announced was sent with the rest: its check starts while this waits.
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "started" / _name(last)).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen.append((tmp_path / "started" / _name(last)).exists())
+
+    outcomes = stream.outcomes(tasks, meanwhile)
+    assert seen == [True]
+    assert set(outcomes) == set(tasks) and all(o.feedback == ("checked",) for o in outcomes.values())
+
+
+def _name(key) -> str:
+    return _marker(key.part, key.inputs)
+
+
+def _marker(part: str, inputs: tuple) -> str:
+    import hashlib
+
+    return hashlib.sha256(repr((part, inputs)).encode()).hexdigest()[:16]
+
+
+def _tells_it_started(answers, ctx):
+    """Marks, in a file named for its answer, that its check began (in a worker: seen from the parent)."""
+    from attngrade.grading.tasks import canonical
+
+    folder = Path(os.environ["ATTNGRADE_TEST_STARTED"])
+    folder.mkdir(exist_ok=True)
+    (folder / _marker(ctx.part.id, tuple(canonical(answers[name]) for name in ctx.spec.fields))).touch()
+    time.sleep(0.05)
+    return Outcome(1.0, ("checked",))

@@ -80,3 +80,19 @@ def test_a_caller_that_unfreezes_itself_is_not_made_to_count_what_is_frozen(larg
     finally:
         if thaws:  # what grade run's own end does
             gc.unfreeze()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_pool_that_will_fork_prepares_what_each_process_needs_first(workers):
+    # Done once in the parent (while the run stage's workers check), the processes forked for the
+    # reports inherit it; with one worker the reports are rendered here and it waits for the first.
+    import subprocess
+    import sys
+
+    probe = ("import sys\n"
+             "from attngrade.reports import environment\n"
+             "from attngrade.reports.parallel import ReportPool\n"
+             f"ReportPool({workers}).prepare()\n"
+             "print('latex2mathml.converter' in sys.modules, bool(environment().cache))\n")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert shown == [str(workers > 1)] * 2
