@@ -17,7 +17,8 @@ parent touches afterwards (its reference counts change as it writes results.json
 copied, so each child ends up holding a copy of the class (at 100,000 students, 400 MB a
 child). The class page is a child's job too, except for a very large class (pickling the
 whole class would cost more than rendering it here). Either way the parent writes
-results.json and grades.csv while the children render. Where fork is not available (or
+results.json and grades.csv while the children render; an inheriting class's parent is one
+of the renderers too, taking ranges beside its children once its own outputs are written. Where fork is not available (or
 for a small class) the reports are rendered here, one after the other.
 """
 
@@ -167,7 +168,11 @@ _INHERITED: _Class | None = None  # set only while children forked for it are ru
 
 def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
                      meanwhile: Callable[[], None] | None, thaws: bool = False) -> None:
-    """Fork children that see `job` in the memory they share with this process; send them ranges."""
+    """Fork children that see `job` in the memory they share with this process; send them ranges.
+
+    This process is one of the `workers`: it writes its own outputs (`meanwhile`) while the children
+    begin, then renders ranges beside them. One process fewer to fork, to fault in the pages of the
+    class and to end, and no third process sharing two cores."""
     global _INHERITED
     _INHERITED = job
     # The class goes to the collector's permanent generation: a child's collections then
@@ -177,16 +182,52 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
     thaw_here = not thaws and gc.get_freeze_count() == 0
     gc.freeze()
     try:
-        with _fork(workers) as pool:
-            count = len(job.results)
-            # The class page is the longest single job: first in the queue, so it ends with the reports.
+        with _fork(workers - 1) as pool:
+            ranges = _Ranges(pool, len(job.results), ahead=workers - 1)
+            # The class page is the longest single job: a child's first, so it ends with the reports.
             jobs = [pool.submit(_inherited_page)] if job.page is not None else []
-            jobs += [pool.submit(_inherited_chunk, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
-            _collect(jobs, meanwhile, advance)
+            ranges.send()
+            if meanwhile is not None:
+                meanwhile()
+            while (taken := ranges.take()) is not None:
+                advance(_inherited_chunk(*taken))
+            for done in as_completed(jobs + ranges.sent):
+                advance(done.result())
     finally:
         if thaw_here:
             gc.unfreeze()
         _INHERITED = None
+
+
+class _Ranges:
+    """The ranges of a class's reports, handed out as they are due: `ahead` queued for the children at
+    any time (one more sent as each ends), the rest taken by this process (`take`) when it is free."""
+
+    def __init__(self, pool: ProcessPoolExecutor, count: int, ahead: int):
+        import threading
+        from collections import deque
+
+        self._pool, self._ahead = pool, ahead
+        self._left = deque((i, min(i + CHUNK, count)) for i in range(0, count, CHUNK))
+        self._lock = threading.Lock()
+        self._queued = 0
+        self.sent: list = []
+
+    def send(self, ended: object = None) -> None:
+        """Queue ranges for the children up to `ahead`; called again, by the pool's thread, as each ends."""
+        with self._lock:
+            self._queued -= ended is not None
+            due = []
+            while self._left and self._queued < self._ahead:
+                due.append(self._pool.submit(_inherited_chunk, *self._left.popleft()))
+                self._queued += 1
+            self.sent += due
+        for future in due:  # outside the lock: a future already done calls back at once, in this thread
+            future.add_done_callback(self.send)
+
+    def take(self) -> tuple[int, int] | None:
+        with self._lock:
+            return self._left.popleft() if self._left else None
 
 
 def _collect(jobs: list, meanwhile: Callable[[], None] | None, advance: Callable[[int], None]) -> None:

@@ -96,3 +96,26 @@ def test_a_pool_that_will_fork_prepares_what_each_process_needs_first(workers):
              "print('latex2mathml.converter' in sys.modules, bool(environment().cache))\n")
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert shown == [str(workers > 1)] * 2
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_this_process_renders_beside_the_children_once_its_own_outputs_are_written(large_class, tmp_path,
+                                                                                    monkeypatch, workers):
+    # It is one of the `workers`: one child fewer to fork, and no third process on two cores.
+    results, homeworks = large_class
+    forked, here, order = [], [], []
+    monkeypatch.setattr(parallel, "_fork", lambda n, _real=parallel._fork: forked.append(n) or _real(n))
+    # Recorded in this process only: a child forked after the patch appends to its own copy.
+    monkeypatch.setattr(parallel, "_render",
+                        lambda rs, *a, _real=parallel._render: here.append(len(rs)) or order.append("range")
+                        or _real(rs, *a))
+    counted: list[int] = []
+    with ReportPool(workers) as pool:
+        pool.write(results, folder_names(results), tmp_path / "out", homeworks, False, counted.append,
+                   also=ClassPage(tmp_path / "out" / "index.html", "Class results"),
+                   meanwhile=lambda: order.append("tables"))
+    assert forked == [workers - 1]
+    assert here and order[0] == "tables", "its own outputs first, then ranges beside the children"
+    assert len(here) < -(-len(results) // parallel.CHUNK), "the children rendered the others"
+    assert sum(counted) == len(results)
+    assert all((tmp_path / "out" / f / "report.html").is_file() for f in folder_names(results))
