@@ -18,8 +18,9 @@ copied, so each child ends up holding a copy of the class (at 100,000 students, 
 child). The class page is a child's job too, except for a very large class (pickling the
 whole class would cost more than rendering it here). Either way the parent writes
 results.json and grades.csv while the children render; an inheriting class's parent is one
-of the renderers too, taking ranges beside its children once its own outputs are written. Where fork is not available (or
-for a small class) the reports are rendered here, one after the other.
+of the renderers too, taking ranges beside its children once its own outputs are written.
+Where fork is not available (or for a small class) the reports are rendered here, one after
+the other.
 """
 
 from __future__ import annotations
@@ -186,13 +187,17 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
             ranges = _Ranges(pool, len(job.results), ahead=workers - 1)
             # The class page is the longest single job: a child's first, so it ends with the reports.
             jobs = [pool.submit(_inherited_page)] if job.page is not None else []
-            ranges.send()
-            if meanwhile is not None:
-                meanwhile()
-            while (taken := ranges.take()) is not None:
-                advance(_inherited_chunk(*taken))
-            for done in as_completed(jobs + ranges.sent):
-                advance(done.result())
+            try:
+                ranges.send()
+                if meanwhile is not None:
+                    meanwhile()
+                while (taken := ranges.take()) is not None:
+                    advance(_inherited_chunk(*taken))
+                for done in as_completed(jobs + ranges.sent):
+                    advance(done.result())
+            except BaseException:
+                ranges.stop()  # (Ctrl-C, a full disk): the pool's end then waits only for what the children hold
+                raise
     finally:
         if thaw_here:
             gc.unfreeze()
@@ -219,11 +224,22 @@ class _Ranges:
             self._queued -= ended is not None
             due = []
             while self._left and self._queued < self._ahead:
-                due.append(self._pool.submit(_inherited_chunk, *self._left.popleft()))
+                try:
+                    due.append(self._pool.submit(_inherited_chunk, *self._left[0]))
+                except RuntimeError:  # a pool broken or shut down: its futures say why; the rest is `take`n here
+                    if ended is None:
+                        raise
+                    break
+                self._left.popleft()
                 self._queued += 1
             self.sent += due
         for future in due:  # outside the lock: a future already done calls back at once, in this thread
             future.add_done_callback(self.send)
+
+    def stop(self) -> None:
+        """Hand out nothing more (the write stopped)."""
+        with self._lock:
+            self._left.clear()
 
     def take(self) -> tuple[int, int] | None:
         with self._lock:

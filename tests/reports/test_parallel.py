@@ -119,3 +119,27 @@ def test_this_process_renders_beside_the_children_once_its_own_outputs_are_writt
     assert len(here) < -(-len(results) // parallel.CHUNK), "the children rendered the others"
     assert sum(counted) == len(results)
     assert all((tmp_path / "out" / f / "report.html").is_file() for f in folder_names(results))
+
+
+def test_a_failure_in_this_process_stops_the_ranges_and_is_raised(large_class, tmp_path, monkeypatch, caplog):
+    # A full disk (say) while this process renders: the children are sent nothing more, and no
+    # callback of the pool fails on a pool that is shutting down.
+    import logging
+    import os
+
+    results, homeworks = large_class
+    parent = os.getpid()
+
+    def render(rs, *a, _real=parallel._render):
+        if os.getpid() == parent:
+            raise OSError(28, "No space left on device")
+        return _real(rs, *a)
+
+    monkeypatch.setattr(parallel, "_render", render)
+    caplog.set_level(logging.ERROR)
+    with pytest.raises(OSError, match="No space left"):
+        with ReportPool(2) as pool:
+            pool.write(results * 2, folder_names(results * 2), tmp_path / "out", homeworks, False, lambda n: None)
+    assert not [r for r in caplog.records if "callback" in r.getMessage()]
+    written = sum(1 for _ in (tmp_path / "out").rglob("report.html"))
+    assert 0 < written < len(results * 2), "the child stopped after what it held"
