@@ -28,7 +28,6 @@ from .grading.plan import Loaded, Plan, place_of, student_of, unique_students
 from .grading.shards import plan_split, remembered
 from .checkers.accuracy import gold_names
 from .groups import Group, answer_groups, prints_of
-from .groups import remember as remember_prints
 from .keys import load_keys
 from .lms import read_roster, unmatched
 from . import lastrun
@@ -59,6 +58,8 @@ class Batch:
     out: Path | None = None
     assignments: dict[str, Assignment] = field(default_factory=dict)
     groups: dict[str, dict[str, list[Group]]] = field(default_factory=dict)  # homework -> part -> groups
+    # (homework, part, field, canonical form) -> answer-group fingerprint, made by the run stage's workers
+    prints: dict[tuple[str, str, str, str], str] = field(default_factory=dict, repr=False)
     messages: list[str] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> wall and CPU seconds
@@ -183,7 +184,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
             runner = runner or executor(processes, budget, from_server=served)
             if hasattr(runner, "on_done"):
                 runner = replace(runner, on_done=progress.advance)
-            stream = _stream(runner, items, resolve, shown=reports is not None)
+            stream = _stream(runner, items, resolve, shown=reports is not None, prints=batch.prints)
             planned = plan_split(items, resolve, batch.stats, processes, progress.advance,
                                  on_task=stream.add if stream is not None else None)
         outcomes = _checked(planned, items, runner, stream, batch, progress, freeze, gold, named,
@@ -204,11 +205,13 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     return batch
 
 
-def _stream(runner: Executor, items: Any, resolve: Any, shown: bool = False) -> "Stream | None":
+def _stream(runner: Executor, items: Any, resolve: Any, shown: bool,
+            prints: dict[tuple[str, str, str, str], str]) -> "Stream | None":
     """The run stage begun before the plan (`execute.Stream`), for a class loaded whole and checked by
     local worker processes forked from this one; its homeworks resolved first, for the workers.
     `shown`: the run writes its outputs (reports rendered by processes forked from this one, answer
-    groups), so the workers make what those need of the readings they check meanwhile (`_made_beside`)."""
+    groups), so the workers make what those need of the readings they check meanwhile (`_made_beside`;
+    the fingerprints go to `prints`)."""
     if (not isinstance(runner, WorkerPool) or runner.workers <= 1 or runner.start_method is not None
             or not isinstance(items, Loaded)):
         return None
@@ -220,7 +223,7 @@ def _stream(runner: Executor, items: Any, resolve: Any, shown: bool = False) -> 
             continue  # a homework nobody has: the plan gives those students their error rows
     if not assignments:
         return None
-    return runner.stream(assignments, Showing(_made_beside, _keep_beside) if shown else None)
+    return runner.stream(assignments, Showing(_made_beside, partial(_keep_beside, prints)) if shown else None)
 
 
 def _made_beside(tasks: list[Any], assignments: Mapping[str, Assignment]) -> tuple[Any, Any]:
@@ -232,12 +235,14 @@ def _made_beside(tasks: list[Any], assignments: Mapping[str, Assignment]) -> tup
     return shown_of(tasks, assignments), prints_of(tasks, assignments)
 
 
-def _keep_beside(made: tuple[Any, Any]) -> None:
+def _keep_beside(prints: dict[tuple[str, str, str, str], str], made: tuple[Any, Any]) -> None:
+    """Keep what `_made_beside` made: the MathML for the report processes, the fingerprints in
+    `prints`, this run's own (a later run in this process may read other problem definitions)."""
     from .reports.mathml import remember
 
-    shown, prints = made
+    shown, fingerprints = made
     remember(shown)
-    remember_prints(prints)
+    prints.update(fingerprints)
 
 
 def _checked(planned: Plan, items: Any, runner: Executor, stream: "Stream | None", batch: Batch, progress: Quiet,
@@ -333,7 +338,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
     homeworks = batch.homeworks
     for hid, hw in homeworks.items():
         mine = [r for r in batch.results if r.homework == hid and not r.error]
-        batch.groups[hid] = answer_groups(mine, {p.id: p for p in hw.parts})
+        batch.groups[hid] = answer_groups(mine, {p.id: p for p in hw.parts}, batch.prints)
     if overrides is not None:
         group_of = {(member, g.part): (hid, g.id) for hid, by_part in batch.groups.items()
                     for gs in by_part.values() for g in gs for member in g.members}
@@ -342,7 +347,8 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         batch.messages += decisions.said
         if not decisions.empty:  # the class page and the next template show the groups as decided
             batch.groups = {hid: answer_groups([r for r in batch.results if r.homework == hid and not r.error],
-                                               {p.id: p for p in hw.parts}) for hid, hw in homeworks.items()}
+                                               {p.id: p for p in hw.parts}, batch.prints)
+                            for hid, hw in homeworks.items()}
             _group_examples(batch, set(decisions.students))
     settle()  # the run stage's pool, joined in the background: done before report processes fork
     made = folders.taken(batch) if folders is not None else None

@@ -65,14 +65,9 @@ def _math_fingerprint(part: Part, name: str, value: Value) -> str:
     return f"{value.kind}:{numbers}"
 
 
-# Fingerprints made in another process: (homework, part, field, identity) -> fingerprint (see `prints_of`).
-_MADE: dict[tuple[str, str, str, str], str] = {}
-KEPT = 65_536  # fingerprints kept from other processes: more than a class of 1,000 whose every answer differs
-
-
 def prints_of(tasks: Iterable[Any], assignments: Mapping[str, Any]) -> dict[tuple[str, str, str, str], str]:
     """The fingerprints of the math readings among the run stage's `tasks` (the costly kind: each is
-    evaluated at instances), for `remember` in the process that groups the answers.
+    evaluated at instances), keyed (homework, part, field, canonical form), for `answer_groups`.
 
     A run-stage worker makes them for the batch it checked, while the class is still being read;
     grouping, which comes after the run stage in one process, then finds them made."""
@@ -88,20 +83,14 @@ def prints_of(tasks: Iterable[Any], assignments: Mapping[str, Any]) -> dict[tupl
     return made
 
 
-def remember(made: Mapping[tuple[str, str, str, str], str]) -> None:
-    """Keep fingerprints made in another process (`prints_of`), as far as there is room."""
-    for key, value in made.items():
-        if len(_MADE) >= KEPT:
-            break
-        _MADE.setdefault(key, value)
-
-
 def group_id(part: str, key: str) -> str:
     return f"{part}#{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
-def answer_groups(results: Iterable[Result], parts: dict[str, Part]) -> dict[str, list[Group]]:
-    """Groups per part id, largest first; only parts that were answered."""
+def answer_groups(results: Iterable[Result], parts: dict[str, Part],
+                  made: Mapping[tuple[str, str, str, str], str] | None = None) -> dict[str, list[Group]]:
+    """Groups per part id, largest first; only parts that were answered. `made`: fingerprints this
+    run's workers made already (`prints_of`)."""
     groups: dict[str, dict[str, Group]] = {}
     prints: dict[tuple[str, str, str], str] = {}
     known: dict[int, str] = {}  # id(verdict) -> its group: students with equal answers share a Verdict
@@ -112,21 +101,22 @@ def answer_groups(results: Iterable[Result], parts: dict[str, Part]) -> dict[str
                 continue
             gid = known.get(id(verdict))
             if gid is None:
-                gid = known[id(verdict)] = _group_of(verdict, part, prints, result.homework or "")
+                gid = known[id(verdict)] = _group_of(verdict, part, prints, result.homework or "", made or {})
             group = groups.setdefault(verdict.part, {}).setdefault(gid, Group(verdict.part, gid))
             group.members.append(result.student)
             group.example = group.example or verdict
     return {pid: sorted(g.values(), key=lambda g: (-g.count, g.id)) for pid, g in groups.items()}
 
 
-def _group_of(verdict: Verdict, part: Part, prints: dict[tuple[str, str, str], str], homework: str) -> str:
+def _group_of(verdict: Verdict, part: Part, prints: dict[tuple[str, str, str], str], homework: str,
+              made: Mapping[tuple[str, str, str, str], str]) -> str:
     pieces = []
     for name in sorted(verdict.values):
         reading = verdict.values[name]
         memo = (verdict.part, name, _identity(reading))
         if memo not in prints:
-            made = _MADE.get((homework, *memo))
-            prints[memo] = made if made is not None else fingerprint(part, name, reading)
+            given = made.get((homework, *memo))
+            prints[memo] = given if given is not None else fingerprint(part, name, reading)
         pieces.append(f"{name}={prints[memo]}")
     for name in sorted(set(verdict.answers) - set(verdict.values)):
         # written but unreadable: not the same as left blank, and two typos are two answers

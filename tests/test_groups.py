@@ -17,11 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 V = "(u_b u_b^T - u_c u_c^T)/beta^2"
 
 
-@pytest.fixture(autouse=True)
-def nothing_made_elsewhere(monkeypatch):
-    monkeypatch.setattr(groups, "_MADE", {})
-
-
 def _graded(answers: dict[str, str]):
     """1e.ii answered by one student per (name, Q) pair, graded without a key."""
     hw = load_homework("cs224n-w21-a5")
@@ -31,8 +26,8 @@ def _graded(answers: dict[str, str]):
     return hw, results
 
 
-def _members(hw, results) -> list[list[str]]:
-    return sorted(g.members for g in answer_groups(results, {p.id: p for p in hw.parts})["1e.ii"])
+def _members(hw, results, made=None) -> list[list[str]]:
+    return sorted(g.members for g in answer_groups(results, {p.id: p for p in hw.parts}, made)["1e.ii"])
 
 
 def test_answers_equal_up_to_notation_are_one_group_and_others_are_not():
@@ -57,17 +52,17 @@ def test_a_fingerprint_made_in_another_process_is_the_one_made_here():
     assert len(expected) > 10 and made == expected
 
 
-def test_a_remembered_fingerprint_is_used_and_only_for_its_homework():
+def test_a_fingerprint_made_already_is_used_and_only_for_its_homework():
     hw, results = _graded({"ann": "beta u_d u_a^T", "cy": "beta u_a u_d^T"})
     (cy,) = [r for r in results if r.student == "cy"]
     q = next(v for v in cy.parts if v.part == "1e.ii").values["Q"]
     part = hw.part("1e.ii")
     ann_print = fingerprint(part, "Q", next(v for r in results if r.student == "ann"
                                            for v in r.parts if v.part == "1e.ii").values["Q"])
-    groups.remember({("another-homework", "1e.ii", "Q", q.canonical): ann_print})
-    assert _members(hw, results) == [["ann"], ["cy"]]
-    groups.remember({(hw.id, "1e.ii", "Q", q.canonical): ann_print})
-    assert _members(hw, results) == [["ann", "cy"]], "the remembered fingerprint, not one made again"
+    assert _members(hw, results, {("another-homework", "1e.ii", "Q", q.canonical): ann_print}) == [["ann"], ["cy"]]
+    assert _members(hw, results, {(hw.id, "1e.ii", "Q", q.canonical): ann_print}) == [["ann", "cy"]], \
+        "the fingerprint given, not one made again"
+    assert _members(hw, results) == [["ann"], ["cy"]], "and only where it was given"
 
 
 def test_the_run_stage_workers_fingerprint_what_they_check(tmp_path, monkeypatch):
@@ -90,7 +85,6 @@ def test_the_run_stage_workers_fingerprint_what_they_check(tmp_path, monkeypatch
 
     two = grouped(2)
     assert made_here == [], "made by the run stage's worker"
-    monkeypatch.setattr(groups, "_MADE", {})  # as a new run finds it
     one = grouped(1)
     assert made_here, "the one-worker run makes them itself"
     assert two == one and sum(len(gs) for by_part in one.values() for gs in by_part.values()) > 10
