@@ -232,7 +232,16 @@ def _made_beside(tasks: list[Any], assignments: Mapping[str, Assignment]) -> tup
     groups' fingerprints (`groups.prints_of`)."""
     from .reports.mathml import shown_of
 
-    return shown_of(tasks, assignments), prints_of(tasks, assignments)
+    return _or_none(shown_of, tasks, assignments), _or_none(prints_of, tasks, assignments)
+
+
+def _or_none(make: Callable[..., Any], *args: Any) -> Any:
+    """What `make` makes, or None if it fails: one kind failing never costs the other (see `_made_beside`)."""
+    try:
+        return make(*args)
+    except Exception:  # noqa: BLE001 - this process makes it itself, later
+        log.debug("a worker could not make %s", getattr(make, "__name__", make), exc_info=True)
+        return None
 
 
 def _keep_beside(prints: dict[tuple[str, str, str, str], str], made: tuple[Any, Any]) -> None:
@@ -241,8 +250,9 @@ def _keep_beside(prints: dict[tuple[str, str, str, str], str], made: tuple[Any, 
     from .reports.mathml import remember
 
     shown, fingerprints = made
-    remember(shown)
-    prints.update(fingerprints)
+    if shown is not None:
+        remember(shown)
+    prints.update(fingerprints or {})
 
 
 def _checked(planned: Plan, items: Any, runner: Executor, stream: "Stream | None", batch: Batch, progress: Quiet,

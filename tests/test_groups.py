@@ -42,7 +42,10 @@ def test_a_fingerprint_made_in_another_process_is_the_one_made_here():
 
     planned = plan(load_all([ROOT / "examples" / "cs224n-w21-a5", ROOT / "examples" / "mimuw-2022-p4"]),
                    resolver(ROOT / "solutions"))
-    made = prints_of(planned.tasks.values(), planned.assignments)
+    import pickle
+
+    sent = pickle.loads(pickle.dumps(list(planned.tasks.values())))  # as a worker receives its batch
+    made = prints_of(sent, planned.assignments)
     expected = {}
     for task in planned.tasks.values():
         part = planned.assignments[task.key.homework].homework.part(task.key.part)
@@ -88,3 +91,26 @@ def test_the_run_stage_workers_fingerprint_what_they_check(tmp_path, monkeypatch
     one = grouped(1)
     assert made_here, "the one-worker run makes them itself"
     assert two == one and sum(len(gs) for by_part in one.values() for gs in by_part.values()) > 10
+
+
+def test_what_a_worker_fails_to_make_of_one_kind_costs_nothing_of_the_other(monkeypatch):
+    from attngrade import batch
+    from attngrade.batch import resolver
+    from attngrade.grading import load_all, plan
+    from attngrade.reports import mathml
+
+    planned = plan(load_all([ROOT / "examples" / "cs224n-w21-a5"]), resolver(ROOT / "solutions"))
+    tasks = list(planned.tasks.values())
+
+    def broken(*args):
+        raise MemoryError("under the worker's memory cap")
+
+    monkeypatch.setattr(batch, "prints_of", broken)
+    monkeypatch.setattr(mathml, "_CACHE", {})  # as in a fresh worker
+    monkeypatch.setattr(mathml, "_shown_here", 0)
+    shown, prints = batch._made_beside(tasks, planned.assignments)
+    assert prints is None and shown is not None and shown.math
+    kept: dict = {}
+    monkeypatch.setattr(mathml, "_CACHE", {})  # as in the parent
+    batch._keep_beside(kept, (shown, prints))
+    assert kept == {} and set(shown.math) <= set(mathml._CACHE)

@@ -14,11 +14,13 @@ import gc
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Mapping, Protocol
 
 from ..checkers import REGISTRY, Outcome
+from ..deadline import time_limit
 from ..scale import default_workers
 from .assignment import Assignment
 from .tasks import Task, TaskKey, check_of, run_task, task_budget, timed_out, worker_died
@@ -117,8 +119,10 @@ Make = Callable[[list[Task], Mapping[str, Assignment]], Any]  # see `Showing`
 class Showing:
     """Work for the run stage's workers beyond the checks, for a layer above this one: `make` (a
     module-level function, sent to the workers) is called in a worker with each batch's tasks and
-    the assignments, and `keep` here with what it made. The reports use it to have the workers
-    make the MathML of the readings they check, while the class is still read (reports.mathml)."""
+    the assignments, and `keep` here with what it made. `grade run` uses it to have the workers make
+    the MathML of the readings they check and their answer groups' fingerprints while the class is
+    still read (batch._made_beside). It gets what is left of the batch's budget: a batch whose checks
+    took their time is only checked, and the layer above makes the rest itself."""
 
     make: Make
     keep: Callable[[Any], None]
@@ -426,14 +430,25 @@ def _run_batch_in_worker(tasks: list[Task], budget: float, sandbox_socket: str |
                          make: Make | None = None) -> Checked:
     if sandbox_socket is not None:
         _use_sandbox(sandbox_socket)
+    started = time.monotonic()
     outcomes = [run_task(task, _ASSIGNMENTS[task.key.homework], budget) for task in tasks]
-    return Checked(outcomes, _made(make, tasks) if make is not None else None)
+    left = budget - (time.monotonic() - started) if budget > 0 else None
+    return Checked(outcomes, _made(make, tasks, left) if make is not None else None)
 
 
-def _made(make: Make, tasks: list[Task]) -> Any:
-    """What `make` makes of a batch, or None: work beyond the checks never costs their outcomes."""
+def _made(make: Make, tasks: list[Task], seconds: float | None = None) -> Any:
+    """What `make` makes of a batch within `seconds` (None: no limit), or None: work beyond the checks
+    never costs their outcomes, nor brings their batch near its hard time limit."""
+    if seconds is not None and seconds < MAKE_AT_LEAST:
+        return None
     try:
-        return make(tasks, _ASSIGNMENTS)
-    except Exception:  # noqa: BLE001 - the layer that asked for it makes it itself, later
+        if seconds is None:
+            return make(tasks, _ASSIGNMENTS)
+        with time_limit(seconds):
+            return make(tasks, _ASSIGNMENTS)
+    except Exception:  # noqa: BLE001 - (BudgetExceeded too) the layer that asked for it makes it itself, later
         log.debug("a worker could not make what was asked beside the checks", exc_info=True)
         return None
+
+
+MAKE_AT_LEAST = 0.1  # seconds of a batch's budget left for `Showing.make` to be worth starting

@@ -26,6 +26,7 @@ the other.
 from __future__ import annotations
 
 import gc
+import logging
 import multiprocessing
 import os
 import signal
@@ -39,6 +40,8 @@ from ..output import write_atomic, write_new
 from ..groups import Group
 from ..records import Homework, Result
 from ..scale import LARGE_CLASS
+
+log = logging.getLogger(__name__)
 
 CHUNK = 50  # reports a child renders per task: enough to pay for the round trip
 SERIAL_BELOW = 200  # a smaller class is rendered here: starting processes would cost more
@@ -66,13 +69,18 @@ class ReportPool:
         return self.workers > 1 and "fork" in multiprocessing.get_all_start_methods()
 
     def prepare(self) -> None:
-        """Make ready here what each report process needs first (`reports.warm`), if they are to be
-        forked from this process once the reports are due: `grade run` calls it while it waits for the
-        run stage's last outcomes. Processes forked already (a large class) prepared themselves."""
-        if self._pool is None and self._can_fork:
+        """Make ready here what each report process needs first (`reports.warm`), for those forked from
+        this process when the reports are due: `grade run` calls it while it waits for the run stage's
+        last outcomes. Processes forked before the class was read (a large class) compile their own.
+        A failure here is no grading's: the renderers compile and import what they need themselves."""
+        if self._pool is not None or not self._can_fork:
+            return
+        try:
             from . import warm
 
             warm()
+        except Exception:  # noqa: BLE001 - said where a report is rendered, if it fails there too
+            log.debug("the report processes could not be prepared ahead", exc_info=True)
 
     def __enter__(self) -> "ReportPool":
         return self
@@ -285,7 +293,7 @@ def _start_child(parent: int) -> None:
     # Ctrl-C reaches the whole process group; the parent stops the run and shuts the pool down.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Early children: while the parent is still reading and checking the class, so the first
-    # chunk does not pay. Inherited ones: each compiles its own, at the same time.
+    # chunk does not pay. Inherited ones find them compiled if the parent prepared (`prepare`).
     from . import compile_templates
 
     compile_templates()

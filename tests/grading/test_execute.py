@@ -404,3 +404,18 @@ def _tells_it_started(answers, ctx):
     (folder / _marker(ctx.part.id, tuple(canonical(answers[name]) for name in ctx.spec.fields))).touch()
     time.sleep(0.05)
     return Outcome(1.0, ("checked",))
+
+
+def test_work_beside_the_checks_gets_only_what_is_left_of_the_budget(planned):
+    # A batch whose checks took their time is only checked: the work beside them must not bring it
+    # to its hard limit (killed, its tasks would be checked again one by one).
+    from attngrade.grading import execute
+
+    tasks = list(_quick(planned).values())[:2]
+    asked: list[int] = []
+    assert execute._made(lambda ts, a: asked.append(len(ts)) or "made", tasks, execute.MAKE_AT_LEAST / 2) is None
+    assert asked == []
+    started = time.monotonic()
+    assert execute._made(lambda ts, a: time.sleep(5) or "made", tasks, 0.3) is None
+    assert time.monotonic() - started < 3, "stopped at what was left"
+    assert execute._made(lambda ts, a: "made", tasks, 1.0) == "made"

@@ -143,3 +143,45 @@ def test_a_failure_in_this_process_stops_the_ranges_and_is_raised(large_class, t
     assert not [r for r in caplog.records if "callback" in r.getMessage()]
     written = sum(1 for _ in (tmp_path / "out").rglob("report.html"))
     assert 0 < written < len(results * 2), "the child stopped after what it held"
+
+
+def test_a_pool_that_cannot_be_prepared_costs_the_run_nothing(monkeypatch):
+    # Prepared while the run stage's outcomes come in: a failure there would lose every outcome.
+    import attngrade.reports as reports
+
+    def broken():
+        raise ImportError("latex2mathml: no module named 'latex2mathml.converter'")
+
+    monkeypatch.setattr(reports, "warm", broken)
+    ReportPool(2).prepare()  # does not raise; the renderers import and compile what they need themselves
+
+
+class _Pool:
+    """A pool that runs what it is given at once (in this thread): enough to follow the ranges."""
+
+    def __init__(self):
+        self.given: list[tuple] = []
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        self.given.append(args)
+        future: Future = Future()
+        future.set_result(args[1] - args[0])
+        return future
+
+
+def test_ranges_are_each_given_once_and_none_after_a_stop():
+    size = parallel.CHUNK
+    pool = _Pool()
+    ranges = parallel._Ranges(pool, 7 * size + 3, ahead=1)
+    ranges.send()  # each range a child ends calls for the next: here, all of them at once
+    assert pool.given == [(i, min(i + size, 7 * size + 3)) for i in range(0, 7 * size + 3, size)]
+    assert ranges.take() is None and len(ranges.sent) == 8
+
+    pool = _Pool()
+    ranges = parallel._Ranges(pool, 7 * parallel.CHUNK, ahead=1)
+    assert ranges.take() == (0, parallel.CHUNK)
+    ranges.stop()
+    ranges.send()
+    assert pool.given == [] and ranges.take() is None
