@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from .deadline import BudgetExceeded
 from .errors import ConfigError, SubmissionError
 from .grading import (Assignment, Executor, Stats, assemble, assignment, default_workers, executor, load_all,
                       start_fork_server)
@@ -239,6 +240,8 @@ def _or_none(make: Callable[..., Any], *args: Any) -> Any:
     """What `make` makes, or None if it fails: one kind failing never costs the other (see `_made_beside`)."""
     try:
         return make(*args)
+    except BudgetExceeded:
+        raise  # the batch's time is up: nothing more is made of it (see `execute._made`)
     except Exception:  # noqa: BLE001 - this process makes it itself, later
         log.debug("a worker could not make %s", getattr(make, "__name__", make), exc_info=True)
         return None

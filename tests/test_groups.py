@@ -114,3 +114,21 @@ def test_what_a_worker_fails_to_make_of_one_kind_costs_nothing_of_the_other(monk
     monkeypatch.setattr(mathml, "_CACHE", {})  # as in the parent
     batch._keep_beside(kept, (shown, prints))
     assert kept == {} and set(shown.math) <= set(mathml._CACHE)
+
+
+def test_a_batch_whose_time_is_up_makes_nothing_more(monkeypatch):
+    # The MathML took the batch's last moments: the fingerprints are not begun after it.
+    from attngrade import batch
+    from attngrade.deadline import BudgetExceeded
+    from attngrade.grading import execute
+
+    asked: list[str] = []
+
+    def slow(*args):
+        asked.append("mathml")
+        raise BudgetExceeded()
+
+    monkeypatch.setattr("attngrade.reports.mathml.shown_of", slow)
+    monkeypatch.setattr(batch, "prints_of", lambda *a: asked.append("prints") or {})
+    assert execute._made(batch._made_beside, [], 1.0) is None
+    assert asked == ["mathml"]
