@@ -420,10 +420,10 @@ def _without_the_way_to(out: Path, folder: Path, entries: list[Path], passed_ove
     if not within(real, inside):
         return entries
     way = Path(inside, os.path.relpath(real, inside).split(os.sep)[0])
-    kept = [p for p in entries if not (p.name == way.name and os.path.realpath(p) == str(way))]
+    gone = [p for p in entries if p.name == way.name and os.path.realpath(p) == str(way)]
     if passed_over is not None:
-        passed_over.extend(p for p in entries if p not in kept)
-    return kept
+        passed_over.extend(gone)
+    return [p for p in entries if p not in gone]
 
 
 def _without_outputs(entries: list[Path], out: Path, passed_over: list[Path] | None) -> list[Path]:
