@@ -152,7 +152,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
     progress = progress or Quiet()
     passed_over: list[Path] = []
     mixed: list[Path] = []
-    processes = default_workers() if workers is None else workers
+    processes = default_workers(workers)
     served = False  # whether the run stage's workers come from the fork server
 
     classes = lastrun.class_folders(out) if out is not None else set()
@@ -301,7 +301,7 @@ def run(paths: list[Path], out: Path, solutions: Path = Path("solutions"), *, sh
         # The report processes are forked before the class is read, while this process is small
         # (see reports.parallel).
         reports = _reports(runner, workers)
-        folders = _FoldersAhead(out, default_workers() if workers is None else workers, reports)
+        folders = _FoldersAhead(out, default_workers(workers), reports)
         try:
             try:
                 batch = grade_paths(paths, solutions, progress, gold, workers=workers, budget=budget, bank=bank,
@@ -331,7 +331,7 @@ def _reports(runner: Executor | None, workers: int | None) -> ReportPool | Clust
         from .reports.cluster import ClusterReports
 
         return ClusterReports(runner)
-    return ReportPool(default_workers() if workers is None else workers, thaws=True)  # (see `run`'s gc.unfreeze)
+    return ReportPool(default_workers(workers), thaws=True)  # (see `run`'s gc.unfreeze)
 
 
 def _check_overrides_file(overrides: Path | None, out: Path) -> None:
@@ -459,7 +459,7 @@ def write_outputs(results: list[Result], out: Path, homeworks: dict[str, Homewor
         if meanwhile is not None:
             meanwhile()
 
-    write_reports(results, folders, out, homeworks, rubric, default_workers() if workers is None else workers,
+    write_reports(results, folders, out, homeworks, rubric, default_workers(workers),
                   advance, also=ClassPage(out / "index.html", "Class results", groups), pool=reports,
                   meanwhile=tables, fresh=fresh)
 

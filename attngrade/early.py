@@ -76,7 +76,7 @@ class EarlyLoad:
     @classmethod
     def start(cls, paths: list[Path], out: Path, workers: int | None, source: Source) -> "EarlyLoad | None":
         """A child forked now to read the class under `paths` (graded into `out`); None with one worker."""
-        if (default_workers() if workers is None else workers) <= 1:
+        if default_workers(workers) <= 1:
             return None
         return cls(Share(lambda hurried: _read(paths, out, source, hurried), hurried=True))
 

@@ -21,6 +21,8 @@ LARGE_CLASS = 5_000
 SHARE_LOAD_FROM = 200
 
 
-def default_workers() -> int:
-    """The processes a run uses unless told: one per core this process may run on."""
+def default_workers(workers: int | None = None) -> int:
+    """The processes a run uses: `workers` if told (`--workers N`), else one per core this process may run on."""
+    if workers is not None:
+        return workers
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (checkout / "attngrade" / "__init__.py").is_file():
             parser.error(f"{checkout}: not a checkout of attngrade (no attngrade/__init__.py)")
         compiled = subprocess.run([str(python), "-m", "compileall", "-q", str(checkout / "attngrade")],
-                                  env=_env(), capture_output=True, text=True)
+                                  capture_output=True, text=True)
         if compiled.returncode != 0:
             print(f"{checkout}: compileall failed:\n{compiled.stdout}{compiled.stderr}", file=sys.stderr)
             return 2
@@ -74,11 +74,6 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(out, ignore_errors=True)
     _report(walls, workers, checkouts)
     return 0
-
-
-def _env() -> dict[str, str]:
-    """This environment, allowed to write bytecode (compileall would write none otherwise)."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _run(python: Path, checkout: Path, cls: Path, out: Path, workers: int) -> float:

@@ -201,5 +201,5 @@ def executor_from(spec: str, budget: float, workers: int | None) -> DaskExecutor
     name, _, address = spec.partition("=")
     if name != "dask":
         raise ConfigError(f"--executor {spec!r}: the executors are 'local' (the default) and 'dask[=ADDRESS]'")
-    count = default_workers() if workers is None else max(1, workers)
+    count = max(1, default_workers(workers))
     return DaskExecutor(address=address or None, workers=count, budget=budget)

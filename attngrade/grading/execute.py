@@ -320,7 +320,7 @@ TRIVIAL = frozenset({"manual", "choice", "dimensions"})
 def executor(workers: int | None, budget: float, from_server: bool = False) -> Executor:
     """The local executor for `--workers N` (None: every core); `from_server`: its workers are
     started by the fork server (`start_fork_server`), where there is one."""
-    workers = default_workers() if workers is None else workers
+    workers = default_workers(workers)
     return WorkerPool(workers, budget, start_method="forkserver" if from_server and _has_fork_server() else None)
 
 
@@ -442,9 +442,7 @@ def _made(make: Make, tasks: list[Task], seconds: float | None = None) -> Any:
     if seconds is not None and seconds < MAKE_AT_LEAST:
         return None
     try:
-        if seconds is None:
-            return make(tasks, _ASSIGNMENTS)
-        with time_limit(seconds):
+        with time_limit(seconds or 0):  # (0: no limit)
             return make(tasks, _ASSIGNMENTS)
     except Exception:  # noqa: BLE001 - (BudgetExceeded too) the layer that asked for it makes it itself, later
         log.debug("a worker could not make what was asked beside the checks", exc_info=True)

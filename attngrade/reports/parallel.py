@@ -30,6 +30,8 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,8 +203,7 @@ def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
                     meanwhile()
                 while (taken := ranges.take()) is not None:
                     advance(_inherited_chunk(*taken))
-                for done in as_completed(jobs + ranges.sent):
-                    advance(done.result())
+                _collect(jobs + ranges.sent, None, advance)
             except BaseException:
                 ranges.stop()  # (Ctrl-C, a full disk): the pool's end then waits only for what the children hold
                 raise
@@ -217,9 +218,6 @@ class _Ranges:
     any time (one more sent as each ends), the rest taken by this process (`take`) when it is free."""
 
     def __init__(self, pool: ProcessPoolExecutor, count: int, ahead: int):
-        import threading
-        from collections import deque
-
         self._pool, self._ahead = pool, ahead
         self._left = deque((i, min(i + CHUNK, count)) for i in range(0, count, CHUNK))
         self._lock = threading.Lock()
