@@ -17,6 +17,7 @@ from .errors import ConfigError
 from .problems.lines import with_line
 from .reading import FieldError, read_field
 from .records import Homework
+from .submissions import SAFE_LOADER, not_yaml
 
 
 @dataclass(frozen=True)
@@ -37,21 +38,15 @@ def keys_path(solutions: Path, homework: str) -> Path:
     return solutions / homework / "keys.yaml"
 
 
-_SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where installed: 7x faster, the same rules
-
-
 def load_keys(solutions: Path, homework: Homework) -> Keys | None:
     """The keys of `homework` under `solutions`, or None if there are none."""
     path = keys_path(solutions, homework.id)
     if not path.is_file():
         return None
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE) or {}  # noqa: S506 - a safe loader
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}  # noqa: S506 - a safe loader
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ConfigError(f"{path}: {where}not valid YAML ({getattr(err, 'problem', None) or err}); "
-                          "fix the keys file") from None
+        raise ConfigError(f"{path}: {not_yaml(err)}; fix the keys file") from None
     try:
         return _parse(path, data, homework)
     except ConfigError as err:  # point at the line, as an editor expects

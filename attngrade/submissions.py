@@ -37,7 +37,10 @@ READ_BUDGET = 30.0
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where installed: the same rules, faster
+
+
+class _Loader(SAFE_LOADER):  # type: ignore[misc,valid-type]
     """The safe loader (libyaml's when present: same rules, faster), base-60 numbers left as text."""
 
 
@@ -96,11 +99,20 @@ def read_yaml(path: Path) -> Any:
         raise SubmissionError("the file is nested too deeply", path=str(path)) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
         line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
-        raise SubmissionError(f"{where}not valid YAML ({problem}){_yaml_hint(problem, line)}; fix the file and "
+        raise SubmissionError(f"{not_yaml(err)}{_yaml_hint(_problem(err), line)}; fix the file and "
                               "submit it again", path=str(path)) from None
+
+
+def not_yaml(err: yaml.YAMLError) -> str:
+    """'line L, column C: not valid YAML (what)', the position where the error has one."""
+    mark = getattr(err, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    return f"{where}not valid YAML ({_problem(err)})"
+
+
+def _problem(err: yaml.YAMLError) -> str:
+    return getattr(err, "problem", None) or str(err)
 
 
 def parse_yaml_text(text: str, place: str) -> Any:

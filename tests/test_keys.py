@@ -21,7 +21,7 @@ HOMEWORKS = ("cs224n-w21-a5", "eecs182-fa22-hw8", "eecs182-sp23-transformers", "
 def test_the_bundled_keys_read_the_same_with_either_safe_loader(homework, monkeypatch):
     hw = load_homework(homework)
     fast = load_keys(ROOT / "solutions", hw)
-    monkeypatch.setattr(keys, "_SAFE", yaml.SafeLoader)
+    monkeypatch.setattr(keys, "SAFE_LOADER", yaml.SafeLoader)
     assert fast is not None and fast == load_keys(ROOT / "solutions", hw)
 
 
