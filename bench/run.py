@@ -374,14 +374,8 @@ def executor_runs(args: argparse.Namespace, grade: Path, class_dir: Path, prefix
     for label, flags in EXECUTORS:
         name = label.replace(" ", "")
         out = args.work / f"{prefix}out-{name}"
-        if out.exists():
-            shutil.rmtree(out)
-        if args.quiet_wait:
-            quiet_wait(args.quiet_wait)
         stats = args.work / f"stats-{prefix}{name}.json"  # beside OUT: its own stages' wall and CPU
-        m = measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *flags,
-                     "--stats", str(stats)],
-                    stdout=args.work / f"grade-run-{prefix}{name}.log", sample=True)
+        m = graded(args, grade, class_dir, out, [*flags, "--stats", str(stats)], f"{prefix}{name}", sample=True)
         data = (out / "results.json").read_bytes() if (out / "results.json").is_file() else b""
         reference = data if reference is None else reference
         same = bool(data) and data == reference
@@ -392,6 +386,18 @@ def executor_runs(args: argparse.Namespace, grade: Path, class_dir: Path, prefix
             f"{'identical to --workers 1' if same else 'DIFFERS from --workers 1'}, "
             f"other processes used {m['other_cpu']:.1f} CPU s meanwhile")
     return rows
+
+
+def graded(args: argparse.Namespace, grade: Path, class_dir: Path, out: Path, flags: list[str], name: str,
+           sample: bool = False) -> dict[str, Any]:
+    """`grade run class_dir -o out --solutions ... *flags` measured, into a fresh OUT after a quiet
+    wait; its output to WORK/grade-run-<name>.log."""
+    if out.exists():
+        shutil.rmtree(out)
+    if args.quiet_wait:
+        quiet_wait(args.quiet_wait)
+    return measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions), *flags],
+                   stdout=args.work / f"grade-run-{name}.log", sample=sample)
 
 
 def bench_executors(args: argparse.Namespace, grade: Path) -> dict[str, Any]:
@@ -440,13 +446,7 @@ def ratio_pairs(args: argparse.Namespace, grade: Path, class_dir: Path,
     for _ in range(args.ratio_pairs):
         walls = []
         for flag in ("1", "2"):
-            out = args.work / f"out-workers{flag}"
-            if out.exists():
-                shutil.rmtree(out)
-            if args.quiet_wait:
-                quiet_wait(args.quiet_wait)
-            m = measure([str(grade), "run", str(class_dir), "-o", str(out), "--solutions", str(args.solutions),
-                         "--workers", flag], stdout=args.work / f"grade-run-workers{flag}.log")
+            m = graded(args, grade, class_dir, args.work / f"out-workers{flag}", ["--workers", flag], f"workers{flag}")
             if m["exit"] not in (0, 1):  # 1: a submission of the class was not graded (its broken files)
                 raise SystemExit(f"grade run --workers {flag} failed (exit {m['exit']}): see "
                                  f"{args.work / f'grade-run-workers{flag}.log'}")
