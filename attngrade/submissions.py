@@ -483,18 +483,24 @@ def find_code(folder: Path, name: str) -> list[Path]:
     for _ in range(MAX_CODE_DEPTH + 1):
         below: list[Path] = []
         for current in level:
-            try:
-                entries = sorted(current.iterdir())
+            try:  # scandir: an entry's type comes with its name, not from a stat of its own
+                with os.scandir(current) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
             except OSError:
                 continue
             for entry in entries:
                 seen += 1
-                if seen > MAX_CODE_ENTRIES or entry.name.startswith(".") or entry.is_symlink():
+                if seen > MAX_CODE_ENTRIES or entry.name.startswith("."):
                     continue
-                if entry.name == name and entry.is_file():
-                    found.append(entry)
-                elif entry.is_dir() and entry.name not in ("__pycache__", "node_modules"):
-                    below.append(entry)
+                try:  # (a file system that keeps no types asks the kernel, which may refuse)
+                    if entry.is_symlink():
+                        continue
+                    if entry.name == name and entry.is_file(follow_symlinks=False):
+                        found.append(current / entry.name)
+                    elif entry.is_dir(follow_symlinks=False) and entry.name not in ("__pycache__", "node_modules"):
+                        below.append(current / entry.name)
+                except OSError:
+                    continue
         level = below
     return found
 

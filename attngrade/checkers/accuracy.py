@@ -109,8 +109,10 @@ gold's name, whether the file was scored, carriage returns dropped).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
+from itertools import islice
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -407,6 +409,53 @@ def expected_lines(part: Part, prepared: Mapping[str, Any], gold: tuple[str, ...
     return expected
 
 
+@dataclass(frozen=True)
+class FileScore:
+    """What one prediction file gives against one gold. A class hands in many copies of a few
+    files (each student's own reported accuracy makes their tasks distinct), so it is worked out
+    once per file content in a process (`file_score`)."""
+
+    lines: int  # predictions in the file
+    dropped: int  # "\\r" dropped from CRLF line ends
+    correct: int | None = None  # exact matches, when the line count is right and the gold is known
+    where: str | None = None  # where the lines stop lining up, when the line count is wrong
+    mismatches: tuple[tuple[int, str, str], ...] | None = None  # the first five, against the public dev gold
+    spaced: int = 0  # predictions off by surrounding spaces only
+
+
+KEPT_SCORES = 4096  # distinct (file, gold) pairs a process remembers
+_SCORES: dict[tuple[str, str, int], tuple[tuple[str, ...] | None, FileScore]] = {}
+
+
+def file_score(reading: FileReading, gold: tuple[str, ...] | None, gold_name: str, expected: int) -> FileScore:
+    """`reading` scored against `gold` (None: not supplied) of `expected` lines, remembered by content."""
+    key = (reading.sha256, gold_name, expected)
+    kept = _SCORES.get(key)
+    if kept is not None and kept[0] is gold:  # the same gold object: a gold file re-read is a new one
+        return kept[1]
+    score = _scored(reading.text, gold, gold_name, expected)
+    if len(_SCORES) >= KEPT_SCORES:
+        _SCORES.clear()
+    _SCORES[key] = (gold, score)
+    return score
+
+
+def _scored(text: str, gold: tuple[str, ...] | None, gold_name: str, expected: int) -> FileScore:
+    predictions, dropped = prediction_lines(text)
+    if len(predictions) != expected:
+        where = locate(predictions, gold) if gold is not None and predictions else None
+        return FileScore(len(predictions), dropped, where=where)
+    if gold is None:
+        return FileScore(len(predictions), dropped)
+    mismatches = None
+    if gold_name == "dev":
+        wrong = ((i + 1, q, g) for i, (q, g) in enumerate(zip(predictions, gold)) if q != g)
+        mismatches = tuple(islice(wrong, 5))
+    spaced = sum(1 for q, g in zip(predictions, gold) if q != g and q.strip() == g)
+    return FileScore(len(predictions), dropped, count_correct(predictions, gold), mismatches=mismatches,
+                     spaced=spaced)
+
+
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     p = ctx.prepared
     gold_name = p["gold"]
@@ -432,47 +481,44 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if not isinstance(reading, FileReading):
         feedback.append(f"{name}: no prediction file")
     else:
-        predictions, dropped = prediction_lines(reading.text)
-        info: dict[str, Any] = {"file": reading.name, "sha256": reading.sha256, "lines": len(predictions),
-                                "expected": expected, "gold": gold_name, "crlf_dropped": dropped,
+        score = file_score(reading, gold, gold_name, expected)
+        info: dict[str, Any] = {"file": reading.name, "sha256": reading.sha256, "lines": score.lines,
+                                "expected": expected, "gold": gold_name, "crlf_dropped": score.dropped,
                                 "scored": False}
         evidence[f"accuracy:{name}"] = info
-        if dropped:
-            feedback.append(f"{reading.name}: {dropped} lines ended in \\r\\n (Windows line endings); "
+        if score.dropped:
+            feedback.append(f"{reading.name}: {score.dropped} lines ended in \\r\\n (Windows line endings); "
                             "the \\r was dropped before comparing")
-        if len(predictions) != expected:
-            if not predictions:
+        if score.lines != expected:
+            if not score.lines:
                 feedback.append(f"{reading.name} is empty: {label} needs {expected} predictions, one per line; "
                                 "it was not scored")
             else:
-                feedback.append(f"{reading.name} has {len(predictions)} lines but {label} has {expected}: "
+                feedback.append(f"{reading.name} has {score.lines} lines but {label} has {expected}: "
                                 "one prediction per line, in order, is needed, so it was not scored")
-                where = locate(predictions, gold) if gold is not None else None
-                if where:
-                    feedback.append(f"{reading.name}: {where}")
+                if score.where:
+                    feedback.append(f"{reading.name}: {score.where}")
         else:
             aligned = True
             if gold is not None:
                 earned += share["file"]  # without the gold, the file's share waits for course staff
-            if gold is None:
+            if gold is None or score.correct is None:
                 unchecked = True
-                feedback.append(f"{reading.name}: read, {len(predictions)} lines as expected; it is scored "
+                feedback.append(f"{reading.name}: read, {score.lines} lines as expected; it is scored "
                                 f"against {label}, which only course staff have")
             else:
-                k = count_correct(predictions, gold)
+                k = score.correct
                 scored = (k, expected)
                 info.update(scored=True, correct=k, total=expected, accuracy=k / expected,
                             pass_line=p.get("pass_line"))
-                if gold_name == "dev":  # the dev gold is public; test gold never reaches a report
-                    info["mismatches"] = [(i + 1, q, g) for i, (q, g) in enumerate(zip(predictions, gold))
-                                          if q != g][:5]
+                if score.mismatches is not None:  # the dev gold is public; test gold never reaches a report
+                    info["mismatches"] = list(score.mismatches)
                 feedback.append(f"{reading.name}: {k}/{expected} = {pct(k, expected)} correct on {label}")
                 if gold_name == "dev" and k >= COPIED_SHARE * expected:
                     flags.append(f"{ctx.part.id}: {reading.name} scores {k}/{expected} = {pct(k, expected)} on the "
                                  "public dev gold, far above what the assignment's models reach: copied from it?")
-                spaced = sum(1 for q, g in zip(predictions, gold) if q != g and q.strip() == g)
-                if spaced:
-                    feedback.append(f"{reading.name}: {spaced} predictions differ from the answer only by "
+                if score.spaced:
+                    feedback.append(f"{reading.name}: {score.spaced} predictions differ from the answer only by "
                                     "surrounding spaces; the comparison is exact, so they count as wrong")
 
     if p["reported"] is not None:
@@ -528,10 +574,10 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         other_name = p["compare_with"]
         other = answers.get(other_name)
         if isinstance(other, FileReading):
-            other_predictions, _ = prediction_lines(other.text)
-            if len(other_predictions) == expected:
+            other_score = file_score(other, gold, gold_name, expected)
+            if other_score.lines == expected and other_score.correct is not None:
                 k, n = scored
-                k2 = count_correct(other_predictions, gold)
+                k2 = other_score.correct
                 evidence[f"accuracy:{other_name}"] = {"file": other.name, "sha256": other.sha256,
                                                       "lines": n, "correct": k2, "total": n,
                                                       "accuracy": k2 / n, "gold": gold_name}

@@ -692,7 +692,7 @@ def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
     from ..submissions import find_code, is_code
 
     present = {f.name: f.filename for f in files
-               if (folder / f.filename).exists() or (folder / f.filename).is_symlink()
+               if os.path.lexists(folder / f.filename)  # a link too: reading it says it is refused
                or (is_code(f.filename) and find_code(folder, f.filename))}
     if not present:
         return raw

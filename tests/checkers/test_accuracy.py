@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -381,3 +382,40 @@ def test_an_empty_gold_file_is_refused(tmp_path):
 def test_a_gold_nobody_supplied_says_where_to_put_it():
     with pytest.raises(ConfigError, match=r"gold 'devset' was not supplied .*gold/devset.tsv, pass --gold devset=FILE"):
         grade(PARACHUTEL, DEV, {"gold": "devset"})
+
+
+# -- copies of one file ---------------------------------------------------------------
+def test_copies_of_one_file_are_scored_once_whatever_each_student_reports(monkeypatch):
+    """A class hands in many copies of a few files: each student's reported accuracy makes their
+    task distinct, but the file itself is read against the gold once."""
+    from attngrade.checkers import accuracy
+
+    monkeypatch.setattr(accuracy, "_SCORES", {})
+    calls = []
+    scored = accuracy._scored
+    monkeypatch.setattr(accuracy, "_scored", lambda *args: calls.append(args[2]) or scored(*args))
+    params = {"gold": "dev", "reported": "reported"}
+    right = grade(PARACHUTEL, DEV, params, numbers={"reported": "26.6%"})
+    wrong = grade(PARACHUTEL, DEV, params, numbers={"reported": "30%"})
+    assert calls == ["dev"]
+    assert right.earned > wrong.earned
+    assert "reported 30% does not match the file, which scores 133/500 = 26.6%" in " ".join(wrong.feedback)
+    assert right.evidence["accuracy:predictions"] == wrong.evidence["accuracy:predictions"]
+    assert right.evidence["accuracy:predictions"]["mismatches"][0][0] >= 1  # (line, prediction, gold)
+
+
+def test_a_file_is_scored_again_against_a_gold_file_that_changed(tmp_path, monkeypatch):
+    """The remembered score belongs to one gold as read: the same file against a gold file read
+    again (edited between two runs of one process) is scored against what it now says."""
+    from attngrade.checkers import accuracy
+
+    monkeypatch.setattr(accuracy, "_SCORES", {})
+    write(tmp_path, "p.txt", b"Paris\nRome\n")
+    gold = tmp_path / "g.tsv"
+    gold.write_text("Where was A born?\tParis\nWhere was B born?\tOslo\n", encoding="utf-8")
+    first = grade(tmp_path, "p.txt", {"gold": "g", "lines": 2}, gold={"g": gold})
+    gold.write_text("Where was A born?\tParis\nWhere was B born?\tRome\n", encoding="utf-8")
+    os.utime(gold, ns=(gold.stat().st_atime_ns, gold.stat().st_mtime_ns + 10**9))
+    second = grade(tmp_path, "p.txt", {"gold": "g", "lines": 2}, gold={"g": gold})
+    assert first.evidence["accuracy:predictions"]["correct"] == 1
+    assert second.evidence["accuracy:predictions"]["correct"] == 2
