@@ -490,17 +490,12 @@ def find_code(folder: Path, name: str) -> list[Path]:
                 continue
             for entry in entries:
                 seen += 1
-                if seen > MAX_CODE_ENTRIES or entry.name.startswith("."):
+                if seen > MAX_CODE_ENTRIES or entry.name.startswith(".") or entry.is_symlink():
                     continue
-                try:  # (a file system that keeps no types asks the kernel, which may refuse)
-                    if entry.is_symlink():
-                        continue
-                    if entry.name == name and entry.is_file(follow_symlinks=False):
-                        found.append(current / entry.name)
-                    elif entry.is_dir(follow_symlinks=False) and entry.name not in ("__pycache__", "node_modules"):
-                        below.append(current / entry.name)
-                except OSError:
-                    continue
+                if entry.name == name and entry.is_file(follow_symlinks=False):
+                    found.append(current / entry.name)
+                elif entry.is_dir(follow_symlinks=False) and entry.name not in ("__pycache__", "node_modules"):
+                    below.append(current / entry.name)
         level = below
     return found
 

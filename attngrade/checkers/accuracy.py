@@ -424,6 +424,7 @@ class FileScore:
 
 
 KEPT_SCORES = 4096  # distinct (file, gold) pairs a process remembers
+KEPT_TEXT = 200_000  # characters of the largest file whose score is remembered (a dev file is ~5,000)
 _SCORES: dict[tuple[str, str, int], tuple[tuple[str, ...] | None, FileScore]] = {}
 
 
@@ -433,10 +434,12 @@ def file_score(reading: FileReading, gold: tuple[str, ...] | None, gold_name: st
     kept = _SCORES.get(key)
     if kept is not None and kept[0] is gold:  # the same gold object: a gold file re-read is a new one
         return kept[1]
-    score = _scored(reading.text, gold, gold_name, expected)
-    if len(_SCORES) >= KEPT_SCORES:
-        _SCORES.clear()
-    _SCORES[key] = (gold, score)
+    text = reading.text
+    score = _scored(text, gold, gold_name, expected)
+    if len(text) <= KEPT_TEXT:  # (a huge file's first mismatching lines are not kept past its check)
+        if len(_SCORES) >= KEPT_SCORES:
+            _SCORES.clear()
+        _SCORES[key] = (gold, score)
     return score
 
 

@@ -692,8 +692,7 @@ def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
     from ..submissions import find_code, is_code
 
     present = {f.name: f.filename for f in files
-               if os.path.lexists(folder / f.filename)  # a link too: reading it says it is refused
-               or (is_code(f.filename) and find_code(folder, f.filename))}
+               if _present(folder / f.filename) or (is_code(f.filename) and find_code(folder, f.filename))}
     if not present:
         return raw
     if raw is None:
@@ -706,6 +705,16 @@ def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
         if not isinstance(raw, dict):
             return raw
     return {**present, **raw}
+
+
+def _present(path: Path) -> bool:
+    """Whether `path` names anything, a link included (reading it then says links are refused): one
+    lstat. An error other than its absence (no permission to look) is raised, not taken for "missing"."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return True
 
 
 def _blank(value: Any) -> bool:

@@ -419,3 +419,17 @@ def test_a_file_is_scored_again_against_a_gold_file_that_changed(tmp_path, monke
     second = grade(tmp_path, "p.txt", {"gold": "g", "lines": 2}, gold={"g": gold})
     assert first.evidence["accuracy:predictions"]["correct"] == 1
     assert second.evidence["accuracy:predictions"]["correct"] == 2
+
+
+def test_a_huge_files_score_is_not_kept(tmp_path, monkeypatch):
+    """Its first mismatching lines may be megabytes long: they go with its outcome, not into the memo."""
+    from attngrade.checkers import accuracy
+
+    monkeypatch.setattr(accuracy, "_SCORES", {})
+    monkeypatch.setattr(accuracy, "KEPT_TEXT", 1_000)
+    write(tmp_path, "p.txt", (("x" * 2_000 + "\n") * 2).encode())
+    gold = tmp_path / "g.tsv"
+    gold.write_text("Where was A born?\tParis\nWhere was B born?\tOslo\n", encoding="utf-8")
+    outcome = grade(tmp_path, "p.txt", {"gold": "g", "lines": 2}, gold={"g": gold})
+    assert outcome.evidence["accuracy:predictions"]["correct"] == 0
+    assert accuracy._SCORES == {}
