@@ -127,7 +127,10 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
                 exited, exited_at = wait_status, time.monotonic()
     _kill_all(pid, uid)
     if exited is None:
-        _, exited = os.waitpid(pid, 0)
+        try:
+            _, exited = os.waitpid(pid, 0)
+        except ChildProcessError:  # collected already: its exit is not known, the job's status says the rest
+            pass
     _reap(until_none=True)
     for fd in open_fds:
         os.close(fd)
@@ -213,7 +216,9 @@ def _kill_descendants() -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        _reap(linger=0)
+        # Not reaped here: waitpid(-1) would take the sandbox child's own exit status too, which the
+        # supervisor then waits for in vain. A killed process is a zombie, which `_descendants` skips
+        # and which cannot fork; `supervise` collects them all once this returns.
         time.sleep(0.005)
 
 

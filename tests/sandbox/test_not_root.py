@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,7 @@ def test_a_graders_own_uid_leaves_no_student_process_behind_and_caps_shared_memo
         shutil.copy(CODE / "hostile" / f"{name}.py", folder / "src" / "dataset.py")
     code_submission(cls / "right", student="right")
     before = _attngrade_processes()
+    folders_before = set(Path(tempfile.gettempdir()).glob("attngrade-sandbox-*"))
     # A zygote this test process started (as root) must not serve the run: it starts its own.
     env = {**{k: v for k, v in os.environ.items() if k != ENV_SOCKET}, "PYTHONPATH": str(ROOT)}
     try:
@@ -72,3 +74,9 @@ def test_a_graders_own_uid_leaves_no_student_process_behind_and_caps_shared_memo
     shm = " ".join(results["shared_memory"]["2e"]["feedback"])
     assert "Cannot allocate memory" in shm or "MemoryError" in shm, shm
     assert "separate uid" in shm  # the report says which layer a user's grader cannot have
+    # Killing the bomb's daemons must not collect the sandbox child's own exit before the supervisor
+    # waits for it: that failed the job ("could not run your code") and left its folder behind.
+    bomb = results["fork_bomb"]["2e"]
+    assert bomb["status"] == "incorrect", bomb
+    assert "still running after" in " ".join(bomb["feedback"]), bomb["feedback"]
+    assert set(Path(tempfile.gettempdir()).glob("attngrade-sandbox-*")) <= folders_before
