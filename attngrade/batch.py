@@ -28,7 +28,7 @@ from .grading.execute import Showing, Stream, WorkerPool
 from .grading.plan import Loaded, Plan, place_of, student_of, unique_students
 from .grading.shards import plan_split, remembered
 from .checkers.accuracy import gold_names
-from .groups import Group, answer_groups, prints_of
+from .groups import Group, Prints, answer_groups, prints_of
 from .keys import load_keys
 from .lms import read_roster, unmatched
 from . import lastrun
@@ -59,8 +59,7 @@ class Batch:
     out: Path | None = None
     assignments: dict[str, Assignment] = field(default_factory=dict)
     groups: dict[str, dict[str, list[Group]]] = field(default_factory=dict)  # homework -> part -> groups
-    # (homework, part, field, canonical form) -> answer-group fingerprint, made by the run stage's workers
-    prints: dict[tuple[str, str, str, str], str] = field(default_factory=dict, repr=False)
+    prints: Prints = field(default_factory=dict, repr=False)  # made by the run stage's workers
     messages: list[str] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> wall and CPU seconds
@@ -207,7 +206,7 @@ def grade_paths(paths: Iterable[Path], solutions: Path,
 
 
 def _stream(runner: Executor, items: Any, resolve: Any, shown: bool,
-            prints: dict[tuple[str, str, str, str], str]) -> "Stream | None":
+            prints: Prints) -> "Stream | None":
     """The run stage begun before the plan (`execute.Stream`), for a class loaded whole and checked by
     local worker processes forked from this one; its homeworks resolved first, for the workers.
     `shown`: the run writes its outputs (reports rendered by processes forked from this one, answer
@@ -247,7 +246,7 @@ def _or_none(make: Callable[..., Any], *args: Any) -> Any:
         return None
 
 
-def _keep_beside(prints: dict[tuple[str, str, str, str], str], made: tuple[Any, Any]) -> None:
+def _keep_beside(prints: Prints, made: tuple[Any, Any]) -> None:
     """Keep what `_made_beside` made: the MathML for the report processes, the fingerprints in
     `prints`, this run's own (a later run in this process may read other problem definitions)."""
     from .reports.mathml import remember
@@ -349,9 +348,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
             folders: "_FoldersAhead | None" = None) -> Batch:
     batch.out = out
     homeworks = batch.homeworks
-    for hid, hw in homeworks.items():
-        mine = [r for r in batch.results if r.homework == hid and not r.error]
-        batch.groups[hid] = answer_groups(mine, {p.id: p for p in hw.parts}, batch.prints)
+    batch.groups = _answer_groups(batch, homeworks)
     if overrides is not None:
         group_of = {(member, g.part): (hid, g.id) for hid, by_part in batch.groups.items()
                     for gs in by_part.values() for g in gs for member in g.members}
@@ -359,9 +356,7 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
         batch.results = apply_overrides(batch.results, decisions, group_of)
         batch.messages += decisions.said
         if not decisions.empty:  # the class page and the next template show the groups as decided
-            batch.groups = {hid: answer_groups([r for r in batch.results if r.homework == hid and not r.error],
-                                               {p.id: p for p in hw.parts}, batch.prints)
-                            for hid, hw in homeworks.items()}
+            batch.groups = _answer_groups(batch, homeworks)
             _group_examples(batch, set(decisions.students))
     settle()  # the run stage's pool, joined in the background: done before report processes fork
     made = folders.taken(batch) if folders is not None else None
@@ -390,6 +385,12 @@ def _finish(batch: Batch, out: Path, overrides: Path | None, progress: Quiet, ru
                 # them go first, before the switch walks the old OUT or the stage is removed.
                 reports.close()
     return batch
+
+
+def _answer_groups(batch: Batch, homeworks: dict[str, Homework]) -> dict[str, dict[str, list[Group]]]:
+    """Each homework's answer groups, from its graded results."""
+    return {hid: answer_groups([r for r in batch.results if r.homework == hid and not r.error],
+                               {p.id: p for p in hw.parts}, batch.prints) for hid, hw in homeworks.items()}
 
 
 def _group_examples(batch: Batch, own: set[tuple[str, str]]) -> None:

@@ -65,13 +65,17 @@ def _math_fingerprint(part: Part, name: str, value: Value) -> str:
     return f"{value.kind}:{numbers}"
 
 
-def prints_of(tasks: Iterable[Any], assignments: Mapping[str, Any]) -> dict[tuple[str, str, str, str], str]:
+# (homework, part, field, canonical form) -> a math reading's fingerprint, made where it was checked
+Prints = dict[tuple[str, str, str, str], str]
+
+
+def prints_of(tasks: Iterable[Any], assignments: Mapping[str, Any]) -> Prints:
     """The fingerprints of the math readings among the run stage's `tasks` (the costly kind: each is
     evaluated at instances), keyed (homework, part, field, canonical form), for `answer_groups`.
 
     A run-stage worker makes them for the batch it checked, while the class is still being read;
     grouping, which comes after the run stage in one process, then finds them made."""
-    made: dict[tuple[str, str, str, str], str] = {}
+    made: Prints = {}
     for task in tasks:
         homework, part_id = task.key.homework, task.key.part
         part = assignments[homework].homework.part(part_id)
@@ -88,7 +92,7 @@ def group_id(part: str, key: str) -> str:
 
 
 def answer_groups(results: Iterable[Result], parts: dict[str, Part],
-                  made: Mapping[tuple[str, str, str, str], str] | None = None) -> dict[str, list[Group]]:
+                  made: Prints | None = None) -> dict[str, list[Group]]:
     """Groups per part id, largest first; only parts that were answered. `made`: fingerprints this
     run's workers made already (`prints_of`)."""
     groups: dict[str, dict[str, Group]] = {}
@@ -109,7 +113,7 @@ def answer_groups(results: Iterable[Result], parts: dict[str, Part],
 
 
 def _group_of(verdict: Verdict, part: Part, prints: dict[tuple[str, str, str], str], homework: str,
-              made: Mapping[tuple[str, str, str, str], str]) -> str:
+              made: Prints) -> str:
     pieces = []
     for name in sorted(verdict.values):
         reading = verdict.values[name]
