@@ -63,6 +63,34 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
     timeout = float(request.get("timeout", 10))
     limits = isolate.Limits.from_json(request.get("limits"))
     base = Path(tempfile.mkdtemp(prefix="attngrade-sandbox-"))
+    try:  # the folder goes whatever happens here: a supervisor's error must not leave it in /tmp
+        answer, status, result = _run_child(base, files, job, timeout, limits, started)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    if status is not None:
+        answer["status"] = status
+        return answer
+    try:
+        first, after = protocol.decode_at(result, 0, LAYERS_ROOM)
+        if isinstance(first, dict) and "setup_error" in first:  # the sandbox could not be entered
+            return {**answer, "status": "failed", "error": str(first["setup_error"])}
+        message, _ = protocol.decode_at(result, after, protocol.MAX_RESULT)
+    except protocol.TooLarge as err:
+        return {**answer, "status": "too_large", "error": str(err)}
+    except (EOFError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested past reading
+        return {**answer, "status": "no_result"}
+    if not isinstance(first, dict) or not isinstance(message, dict):
+        return {**answer, "status": "no_result"}
+    if "setup_error" in message:
+        return {**answer, "status": "failed", "error": str(message["setup_error"])}
+    # The layers as the child wrote them before the student's code ran (`data` may be forged).
+    return {**answer, "status": "ok", "data": message.get("data"), "layers": first.get("layers")}
+
+
+def _run_child(base: Path, files: dict[str, bytes], job: dict[str, Any], timeout: float,
+               limits: isolate.Limits, started: float) -> tuple[dict[str, Any], str | None, bytes]:
+    """Fork the sandbox child in `base`, collect its pipes until it is done or out of time, and
+    kill what it left running: the answer's common fields, a status if the job failed, the raw result."""
     os.chmod(base, 0o711)  # the child's uid may pass through to its folder, not list or write here
     folder = base / "work"
     folder.mkdir()
@@ -135,32 +163,13 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
     for fd in open_fds:
         os.close(fd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    shutil.rmtree(base, ignore_errors=True)
     answer: dict[str, Any] = {
         "wall": round(time.monotonic() - started, 4),
         "cpu": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 4),
         "output": output.decode("utf-8", errors="replace"),
         "exit": _describe_exit(exited),
     }
-    if status is not None:
-        answer["status"] = status
-        return answer
-    try:
-        received = bytes(result)
-        first, after = protocol.decode_at(received, 0, LAYERS_ROOM)
-        if isinstance(first, dict) and "setup_error" in first:  # the sandbox could not be entered
-            return {**answer, "status": "failed", "error": str(first["setup_error"])}
-        message, _ = protocol.decode_at(received, after, protocol.MAX_RESULT)
-    except protocol.TooLarge as err:
-        return {**answer, "status": "too_large", "error": str(err)}
-    except (EOFError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested past reading
-        return {**answer, "status": "no_result"}
-    if not isinstance(first, dict) or not isinstance(message, dict):
-        return {**answer, "status": "no_result"}
-    if "setup_error" in message:
-        return {**answer, "status": "failed", "error": str(message["setup_error"])}
-    # The layers as the child wrote them before the student's code ran (`data` may be forged).
-    return {**answer, "status": "ok", "data": message.get("data"), "layers": first.get("layers")}
+    return answer, status, bytes(result)
 
 
 def _forget_attngrade() -> None:
@@ -223,7 +232,7 @@ def _kill_descendants() -> None:
 
 
 def _descendants(root: int) -> list[int]:
-    """The live (not zombie) processes below `root`, from each process's parent in /proc."""
+    """The processes below `root` that still run (see `_running`), from each process's parent in /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -233,7 +242,7 @@ def _descendants(root: int) -> list[int]:
                 fields = stat.read().rsplit(b")", 1)[1].split()  # the name before ")" may hold spaces
         except (OSError, IndexError):
             continue  # gone since the listing
-        if fields[0] not in (b"Z", b"X"):
+        if _running(entry.name, fields[0]):
             children.setdefault(int(fields[1]), []).append(int(entry.name))
     found, todo = [], [root]
     while todo:
@@ -243,8 +252,31 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def _running(pid: str, state: bytes) -> bool:
+    """Whether process `pid` in `state` (from /proc) can still run code.
+
+    A zombie is done, unless only its main thread ended: its other threads still run (and may
+    fork), its children are still its own, and a SIGKILL to it ends them all."""
+    if state not in (b"Z", b"X"):
+        return True
+    try:
+        tasks = os.scandir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    with tasks:
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task.name}/stat", "rb") as stat:
+                    if stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
+                        return True
+            except (OSError, IndexError):
+                continue
+    return False
+
+
 def _alive(uid: int) -> bool:
-    """Whether a process of `uid` other than this one still runs (a zombie cannot fork, so it is done).
+    """Whether a process of `uid` other than this one still runs (a zombie cannot fork, so it is done,
+    unless threads other than its main one still run).
 
     Checked after a SIGKILL to all of them: a process that had not forked by then never will.
     The uids come from /proc/PID/status, not from who owns /proc/PID: a process that is not
@@ -260,7 +292,7 @@ def _alive(uid: int) -> bool:
             state = fields[b"State"].split()[0]
         except (OSError, KeyError, ValueError, IndexError):
             continue  # gone since the listing
-        if uid in uids and state not in (b"Z", b"X"):
+        if uid in uids and _running(entry.name, state):
             return True
     return False
 

@@ -1,0 +1,103 @@
+"""The supervisor's sweep when the grader is not root: it finds and kills every process below it.
+
+The hard case is a process whose main thread has ended while another thread still runs: /proc
+shows it as a zombie, yet its thread goes on forking. Each scenario runs in a forked process that
+stands in for the supervisor, so the sweep never reaches the test runner's own children."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+
+import pytest
+
+from attngrade.sandbox import isolate
+from attngrade.sandbox.zygote import PR_SET_CHILD_SUBREAPER, _descendants, _kill_descendants
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+
+
+def _headless_forker(ready_w: int) -> None:
+    """Become a process whose main thread has exited while a second thread forks a sleeper and
+    lives on (what student code can do with threading and pthread_exit)."""
+    os.setsid()
+
+    def forker() -> None:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        os.write(ready_w, b"x")
+        time.sleep(60)
+
+    threading.Thread(target=forker, daemon=True).start()
+    time.sleep(0.2)
+    ctypes.CDLL(None).pthread_exit(None)  # ends only this (the main) thread
+
+
+def _state(pid: int) -> bytes:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return stat.read().rsplit(b")", 1)[1].split()[0]
+
+
+def _in_a_stand_in_supervisor(scenario) -> int:
+    """Run `scenario()` in a forked process and return its exit code (0: every assertion held)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            isolate.libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            scenario()
+            code = 0
+        except BaseException as err:  # noqa: BLE001 - report through the exit code
+            os.write(2, f"{type(err).__name__}: {err}\n".encode())
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _start_headless_forker() -> int:
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _headless_forker(ready_w)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    assert os.read(ready_r, 1) == b"x"
+    deadline = time.monotonic() + 5
+    while _state(pid) != b"Z" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _state(pid) == b"Z", "the main thread did not end"
+    return pid
+
+
+def test_a_zombie_whose_other_thread_runs_is_found_with_its_children():
+    def scenario() -> None:
+        headless = _start_headless_forker()
+        found = _descendants(os.getpid())
+        assert headless in found, found
+        assert len(found) == 2, found  # and the sleeper its thread forked
+        _kill_descendants()
+
+    assert _in_a_stand_in_supervisor(scenario) == 0
+
+
+def test_the_sweep_leaves_nothing_running_below_the_supervisor():
+    def scenario() -> None:
+        _start_headless_forker()
+        _kill_descendants()
+        assert _descendants(os.getpid()) == []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # once reaped, not even a zombie is left
+            try:
+                os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            time.sleep(0.01)
+        raise AssertionError("children were left to reap")
+
+    assert _in_a_stand_in_supervisor(scenario) == 0
