@@ -129,39 +129,41 @@ def _run_child(base: Path, files: dict[str, bytes], job: dict[str, Any], timeout
     open_fds = {result_r, out_r}
     deadline = started + timeout
     exited_at = None
-    while open_fds:
-        now = time.monotonic()
-        if now >= deadline:
-            status = "timeout"
-            break
-        if exited is not None and now - exited_at > EXIT_GRACE:
-            break
-        ready, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
-        for fd in ready:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                open_fds.discard(fd)
-            elif fd == result_r:
-                result += chunk
-                if len(result) > protocol.MAX_RESULT + LAYERS_ROOM:
-                    status = "too_large"
-            elif len(output) < MAX_OUTPUT:
-                output += chunk[:MAX_OUTPUT - len(output)]
-        if status == "too_large":
-            break
+    try:
+        while open_fds:
+            now = time.monotonic()
+            if now >= deadline:
+                status = "timeout"
+                break
+            if exited is not None and now - exited_at > EXIT_GRACE:
+                break
+            ready, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
+            for fd in ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    open_fds.discard(fd)
+                elif fd == result_r:
+                    result += chunk
+                    if len(result) > protocol.MAX_RESULT + LAYERS_ROOM:
+                        status = "too_large"
+                elif len(output) < MAX_OUTPUT:
+                    output += chunk[:MAX_OUTPUT - len(output)]
+            if status == "too_large":
+                break
+            if exited is None:
+                done, wait_status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    exited, exited_at = wait_status, time.monotonic()
+    finally:  # even when collecting failed here: nothing the child started outlives its job
+        _kill_all(pid, uid)
         if exited is None:
-            done, wait_status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                exited, exited_at = wait_status, time.monotonic()
-    _kill_all(pid, uid)
-    if exited is None:
-        try:
-            _, exited = os.waitpid(pid, 0)
-        except ChildProcessError:  # collected already: its exit is not known, the job's status says the rest
-            pass
-    _reap(until_none=True)
-    for fd in open_fds:
-        os.close(fd)
+            try:
+                _, exited = os.waitpid(pid, 0)
+            except ChildProcessError:  # collected already: its exit is not known, the job's status says the rest
+                pass
+        _reap(until_none=True)
+        for fd in open_fds:
+            os.close(fd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     answer: dict[str, Any] = {
         "wall": round(time.monotonic() - started, 4),
@@ -227,7 +229,7 @@ def _kill_descendants() -> None:
                 pass
         # Not reaped here: waitpid(-1) would take the sandbox child's own exit status too, which the
         # supervisor then waits for in vain. A killed process is a zombie, which `_descendants` skips
-        # and which cannot fork; `supervise` collects them all once this returns.
+        # (once all its threads are gone) and which cannot fork; `_run_child` collects them all.
         time.sleep(0.005)
 
 
@@ -240,9 +242,10 @@ def _descendants(root: int) -> list[int]:
         try:
             with open(f"/proc/{entry.name}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()  # the name before ")" may hold spaces
-        except (OSError, IndexError):
+            running = _running(fields[0], fields[17])  # the state, and the number of threads
+        except (OSError, IndexError, ValueError):
             continue  # gone since the listing
-        if _running(entry.name, fields[0]):
+        if running:
             children.setdefault(int(fields[1]), []).append(int(entry.name))
     found, todo = [], [root]
     while todo:
@@ -252,26 +255,13 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _running(pid: str, state: bytes) -> bool:
-    """Whether process `pid` in `state` (from /proc) can still run code.
+def _running(state: bytes, threads: bytes) -> bool:
+    """Whether a process in `state`, with `threads` threads (both from /proc), can still run code.
 
     A zombie is done, unless only its main thread ended: its other threads still run (and may
-    fork), its children are still its own, and a SIGKILL to it ends them all."""
-    if state not in (b"Z", b"X"):
-        return True
-    try:
-        tasks = os.scandir(f"/proc/{pid}/task")
-    except OSError:
-        return False
-    with tasks:
-        for task in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{task.name}/stat", "rb") as stat:
-                    if stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
-                        return True
-            except (OSError, IndexError):
-                continue
-    return False
+    fork), its children are still its own, and a SIGKILL to it ends them all. Its thread count
+    says so: it counts the threads not yet gone, the ended main one included."""
+    return state not in (b"Z", b"X") or int(threads) > 1
 
 
 def _alive(uid: int) -> bool:
@@ -289,10 +279,10 @@ def _alive(uid: int) -> bool:
             with open(f"/proc/{entry.name}/status", "rb") as status:
                 fields = dict(line.split(b":", 1) for line in status.read().splitlines() if b":" in line)
             uids = [int(u) for u in fields[b"Uid"].split()]
-            state = fields[b"State"].split()[0]
+            running = _running(fields[b"State"].split()[0], fields[b"Threads"].strip())
         except (OSError, KeyError, ValueError, IndexError):
             continue  # gone since the listing
-        if uid in uids and _running(entry.name, state):
+        if uid in uids and running:
             return True
     return False
 

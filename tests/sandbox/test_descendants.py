@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import threading
 import time
 
@@ -19,6 +20,9 @@ from attngrade.sandbox.zygote import PR_SET_CHILD_SUBREAPER, _descendants, _kill
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
 
 
+_STARTED: list[int] = []  # in a stand-in supervisor: the process groups to kill however the scenario ends
+
+
 def _headless_forker(ready_w: int) -> None:
     """Become a process whose main thread has exited while a second thread forks a sleeper and
     lives on (what student code can do with threading and pthread_exit)."""
@@ -26,10 +30,10 @@ def _headless_forker(ready_w: int) -> None:
 
     def forker() -> None:
         if os.fork() == 0:
-            time.sleep(60)
+            time.sleep(20)
             os._exit(0)
         os.write(ready_w, b"x")
-        time.sleep(60)
+        time.sleep(20)
 
     threading.Thread(target=forker, daemon=True).start()
     time.sleep(0.2)
@@ -42,7 +46,8 @@ def _state(pid: int) -> bytes:
 
 
 def _in_a_stand_in_supervisor(scenario) -> int:
-    """Run `scenario()` in a forked process and return its exit code (0: every assertion held)."""
+    """Run `scenario()` in a forked process and return its exit code (0: every assertion held).
+    Whatever the scenario left running is killed and reaped there, so a failing test leaks nothing."""
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -53,9 +58,25 @@ def _in_a_stand_in_supervisor(scenario) -> int:
         except BaseException as err:  # noqa: BLE001 - report through the exit code
             os.write(2, f"{type(err).__name__}: {err}\n".encode())
         finally:
+            _clean_up()
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
+
+
+def _clean_up() -> None:
+    for group in _STARTED:  # each started a session, so its group is its pid
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                time.sleep(0.01)
+        except ChildProcessError:
+            return
 
 
 def _start_headless_forker() -> int:
@@ -63,11 +84,14 @@ def _start_headless_forker() -> int:
     pid = os.fork()
     if pid == 0:
         try:
+            os.close(ready_r)
             _headless_forker(ready_w)
         finally:
             os._exit(0)
+    _STARTED.append(pid)
     os.close(ready_w)
-    assert os.read(ready_r, 1) == b"x"
+    with os.fdopen(ready_r, "rb") as ready:
+        assert ready.read(1) == b"x"
     deadline = time.monotonic() + 5
     while _state(pid) != b"Z" and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -81,7 +105,6 @@ def test_a_zombie_whose_other_thread_runs_is_found_with_its_children():
         found = _descendants(os.getpid())
         assert headless in found, found
         assert len(found) == 2, found  # and the sleeper its thread forked
-        _kill_descendants()
 
     assert _in_a_stand_in_supervisor(scenario) == 0
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -16,9 +18,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a sandbox uid needs r
 UID = SANDBOX_UID_BASE + 4_194_305  # no supervisor has it: Linux pids stay at or below 4,194,304
 
 
-def _as_uid(uid: int, *, escape: bool = False) -> int:
+def _as_uid(uid: int, *, escape: bool = False, headless: bool = False) -> int:
     """Fork a process running as `uid` that sleeps; with `escape`, it first leaves its process
-    group and starts a grandchild (what student code can do to dodge a killpg)."""
+    group and starts a grandchild (what student code can do to dodge a killpg); `headless`: its
+    main thread ends while a second thread sleeps on (/proc then shows the process as a zombie)."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -28,6 +31,9 @@ def _as_uid(uid: int, *, escape: bool = False) -> int:
             os.setuid(uid)
             if escape and os.fork() == 0:
                 os.setsid()
+            if headless:
+                threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+                ctypes.CDLL(None).pthread_exit(None)
             time.sleep(60)
         finally:
             os._exit(0)
@@ -63,3 +69,20 @@ def test_kill_all_reaches_processes_that_left_the_group():
         assert not _alive(UID)  # the grandchild in a session of its own too
     finally:
         os.waitpid(pid, 0)
+
+
+def test_alive_sees_a_process_whose_main_thread_ended_while_another_runs():
+    pid = _as_uid(UID, headless=True)
+    try:
+        assert _wait_until(lambda: _state(pid) == b"Z")
+        assert _alive(UID)  # a zombie to /proc, yet its second thread could still fork
+        _kill_all(pid, UID)
+        assert not _alive(UID)
+    finally:
+        os.kill(pid, signal.SIGKILL)  # (a failed assertion above must not wait out its sleep)
+        os.waitpid(pid, 0)
+
+
+def _state(pid: int) -> bytes:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return stat.read().rsplit(b")", 1)[1].split()[0]
