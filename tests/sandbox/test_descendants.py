@@ -1,16 +1,18 @@
 """The supervisor's sweep when the grader is not root: it finds and kills every process below it.
 
 The hard case is a process whose main thread has ended while another thread still runs: /proc
-shows it as a zombie, yet its thread goes on forking. Each scenario runs in a forked process that
-stands in for the supervisor, so the sweep never reaches the test runner's own children."""
+shows it as a zombie, yet its thread goes on forking (tests/data/sandbox/headless.py). Each
+scenario runs in a forked process that stands in for the supervisor, so the sweep never reaches
+the test runner's own children."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
-import threading
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -20,24 +22,8 @@ from attngrade.sandbox.zygote import PR_SET_CHILD_SUBREAPER, _descendants, _kill
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
 
 
+HEADLESS = Path(__file__).resolve().parents[1] / "data" / "sandbox" / "headless.py"
 _STARTED: list[int] = []  # in a stand-in supervisor: the process groups to kill however the scenario ends
-
-
-def _headless_forker(ready_w: int) -> None:
-    """Become a process whose main thread has exited while a second thread forks a sleeper and
-    lives on (what student code can do with threading and pthread_exit)."""
-    os.setsid()
-
-    def forker() -> None:
-        if os.fork() == 0:
-            time.sleep(20)
-            os._exit(0)
-        os.write(ready_w, b"x")
-        time.sleep(20)
-
-    threading.Thread(target=forker, daemon=True).start()
-    time.sleep(0.2)
-    ctypes.CDLL(None).pthread_exit(None)  # ends only this (the main) thread
 
 
 def _state(pid: int) -> bytes:
@@ -80,18 +66,12 @@ def _clean_up() -> None:
 
 
 def _start_headless_forker() -> int:
-    ready_r, ready_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(ready_r)
-            _headless_forker(ready_w)
-        finally:
-            os._exit(0)
+    """Start tests/data/sandbox/headless.py (a fresh interpreter: see its docstring) below this process."""
+    child = subprocess.Popen([sys.executable, str(HEADLESS)], stdout=subprocess.PIPE)
+    pid = child.pid
     _STARTED.append(pid)
-    os.close(ready_w)
-    with os.fdopen(ready_r, "rb") as ready:
-        assert ready.read(1) == b"x"
+    assert child.stdout.read(1) == b"x"
+    child.stdout.close()
     deadline = time.monotonic() + 5
     while _state(pid) != b"Z" and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
-import threading
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,25 +15,25 @@ from attngrade.sandbox.zygote import _alive, _kill_all
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a sandbox uid needs root to take")
 
+HEADLESS = Path(__file__).resolve().parents[1] / "data" / "sandbox" / "headless.py"
 UID = SANDBOX_UID_BASE + 4_194_305  # no supervisor has it: Linux pids stay at or below 4,194,304
 
 
 def _as_uid(uid: int, *, escape: bool = False, headless: bool = False) -> int:
     """Fork a process running as `uid` that sleeps; with `escape`, it first leaves its process
-    group and starts a grandchild (what student code can do to dodge a killpg); `headless`: its
-    main thread ends while a second thread sleeps on (/proc then shows the process as a zombie)."""
+    group and starts a grandchild (what student code can do to dodge a killpg); `headless`: it runs
+    tests/data/sandbox/headless.py --alone, whose main thread ends while another runs on."""
     pid = os.fork()
     if pid == 0:
         try:
+            if headless:  # a fresh interpreter (see the script's docstring), which takes the uid itself
+                os.execv(sys.executable, [sys.executable, str(HEADLESS), "--alone", str(uid)])
             os.setsid()
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
             if escape and os.fork() == 0:
                 os.setsid()
-            if headless:
-                threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
-                ctypes.CDLL(None).pthread_exit(None)
             time.sleep(60)
         finally:
             os._exit(0)
@@ -75,7 +75,7 @@ def test_alive_sees_a_process_whose_main_thread_ended_while_another_runs():
     pid = _as_uid(UID, headless=True)
     try:
         assert _wait_until(lambda: _state(pid) == b"Z")
-        assert _alive(UID)  # a zombie to /proc, yet its second thread could still fork
+        assert _alive(UID)  # a zombie to /proc, and nothing else of the uid, yet its thread could still fork
         _kill_all(pid, UID)
         assert not _alive(UID)
     finally:
