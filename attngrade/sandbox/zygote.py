@@ -135,7 +135,7 @@ def _run_child(base: Path, files: dict[str, bytes], job: dict[str, Any], timeout
             if now >= deadline:
                 status = "timeout"
                 break
-            if exited is not None and now - exited_at > EXIT_GRACE:
+            if exited_at is not None and now - exited_at > EXIT_GRACE:
                 break
             ready, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
             for fd in ready:
@@ -150,13 +150,16 @@ def _run_child(base: Path, files: dict[str, bytes], job: dict[str, Any], timeout
                     output += chunk[:MAX_OUTPUT - len(output)]
             if status == "too_large":
                 break
-            if exited is None:
-                done, wait_status = os.waitpid(pid, os.WNOHANG)
+            if exited_at is None:
+                try:
+                    done, wait_status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:  # reaped already (SIGCHLD ignored): gone, its exit status unknown
+                    done, wait_status = pid, None
                 if done:
                     exited, exited_at = wait_status, time.monotonic()
     finally:  # even when collecting failed here: nothing the child started outlives its job
         _kill_all(pid, uid)
-        if exited is None:
+        if exited_at is None:
             try:
                 _, exited = os.waitpid(pid, 0)
             except ChildProcessError:  # collected already: its exit is not known, the job's status says the rest

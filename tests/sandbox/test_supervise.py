@@ -58,3 +58,26 @@ def test_an_error_while_collecting_still_kills_the_child(tmp_path):
 
 def _broken_select(*args, **kwargs):
     raise OSError("select broke")
+
+
+def test_a_child_reaped_by_the_kernel_is_no_error(tmp_path):
+    """With SIGCHLD ignored, the kernel reaps the child itself and waitpid finds nothing: the job's
+    answer still comes back (its exit status unknown), not an error of the supervisor's."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            tempfile.tempdir = str(tmp_path)
+            isolate.sandbox_uid = lambda _pid: None
+            isolate.enter = lambda *args, **kwargs: isolate.Layers()  # no layers: only the reaping is tested
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+            answer = zygote.supervise({"files": {"dataset.py": ""}, "job": {"kind": "nothing"}, "timeout": 5})
+            assert answer["exit"] == {}, answer
+            assert answer["status"] == "failed" and "unknown job kind" in answer["error"], answer  # as the child said
+            code = 0
+        except BaseException as err:  # noqa: BLE001 - reported through the exit code
+            os.write(2, f"{type(err).__name__}: {err}\n".encode())
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
