@@ -133,11 +133,12 @@ def _scalar(value: Any) -> str:
         return text
     # A JSON string is a YAML double-quoted scalar, once the characters YAML does not allow
     # raw (controls, surrogates, U+FFFE/FFFF, NEL) are escaped too, and the line and paragraph
-    # separators, which a YAML reader folds like line breaks (the id would not come back).
+    # separators, which a YAML reader folds like line breaks (the id would not come back), and the
+    # bidirectional overrides and isolates, which would reorder the line in the instructor's editor.
     return _UNPRINTABLE.sub(_escape, json.dumps(text, ensure_ascii=False))
 
 
-_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 
 
 def _escape(match: re.Match) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..groups import Group
+from ..rawtext import printable
 from ..records import Homework, Result
 from .views import class_view, student_view
 
@@ -27,6 +28,10 @@ def environment() -> Environment:
     )
     env.filters["points"] = lambda x: f"{round(x, 2):g}"  # two decimals for reading; JSON keeps them exact
     env.filters["percent"] = lambda x: f"{100 * x:.1f}%"
+    # Ids and other short student text shown among other names: the controls that would reorder
+    # what follows them (a right-to-left override makes "\u202eecila" look like "alice") are shown
+    # as their escapes, as in grades.csv and on the terminal.
+    env.filters["printable"] = lambda text: printable(str(text))
     return env
 
 

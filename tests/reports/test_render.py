@@ -159,3 +159,24 @@ def test_a_students_report_shortens_their_path_and_nothing_else(given):
     view = student_view(result, None)
     assert view["error"] == "zoe.yaml: line 5, column 1: not valid YAML"
     assert view["notes"] == list(result.notes)
+
+
+def test_an_id_with_a_right_to_left_override_cannot_pass_for_another_student(data_dir, tmp_path):
+    """"\u202eecila" would show as "alice" and reorder the names after it in a group's members:
+    every page and the overrides file show the override as its escape instead."""
+    from attngrade.cli import main
+
+    out = tmp_path / "out"
+    assert main(["run", str(data_dir / "classes/bidi-ids"), "-o", str(out), "--solutions",
+                 str(ROOT / "solutions"), "--workers", "0"]) == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    pages = [index, *(p.read_text(encoding="utf-8") for p in out.glob("*/report.html"))]
+    assert len(pages) == 3
+    for page in pages:
+        assert "\u202e" not in page
+    members = index.split('id="groups-cs224n-w21-a5-1a"')[1].split("</details>")[0]
+    students = index.split('<table class="students">')[1]
+    for where in (members, students):
+        assert "<bdi>\\u202eecila</bdi>" in where and "<bdi>alice</bdi>" in where
+    overrides = (out / "overrides.yaml").read_text(encoding="utf-8")
+    assert "\u202e" not in overrides and '"\\u202eecila"' in overrides
