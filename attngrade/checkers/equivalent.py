@@ -10,7 +10,6 @@ exactly, agrees to 50 digits too: floating point alone would pass 1/sqrt(d) + 10
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -25,7 +24,6 @@ from .instances import random_instance
 from .messages import Finding
 
 TRIALS = 6
-_DECIMAL = re.compile(r"\d?\.\d")  # 0.5, .5, 1.41421: a number written with decimals
 EXACT_DIGITS = 50  # the exact confirmation of a numeric agreement compares this many digits
 EXACT_SECONDS = 0.5
 SHOWN_ENTRIES = 6  # of a vector or matrix, in the mismatch evidence
@@ -69,8 +67,9 @@ def compare(answer: Value, key: Value, ctx: Context) -> Comparison:
             return Comparison(False, "evaluation", notes + ["your answer could not be evaluated at test values"])
         if x.shape != y.shape or not np.allclose(x, y, rtol=1e-7, atol=1e-9 * (1 + float(np.max(np.abs(y), initial=0)))):
             return Comparison(False, "numeric", notes, _mismatch(env, x, y))
-    decimals = _DECIMAL.search(answer.text or "") is not None  # what was written is a float: floats judged it
-    if not decimals and _differs_exactly(a, b, env, dims, ctx.table):  # 7 digits are not equality: 1/sqrt(d) + 1e-9
+    # Written with decimals, the answer is a float, and floats judged it (the task is the answer's
+    # alone: `decimals` is part of its key).
+    if not answer.decimals and _differs_exactly(a, b, env, dims, ctx.table):  # 7 digits are not equality: 1/sqrt(d) + 1e-9
         return Comparison(False, "exact", notes + ["it agrees with the expected answer to many digits, but worked "
                                                    "out exactly the two differ"], _mismatch(env, x, y))
     return Comparison(True, "numeric", notes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -41,6 +42,9 @@ class Node:
         return self.kind == MATRIX and self.shape[0] == 1 and self.shape[1] != 1
 
 
+DECIMAL = re.compile(r"\d?\.\d")  # a number written with decimals
+
+
 @dataclass(frozen=True)
 class Value:
     """A parsed answer: what the checks receive.
@@ -56,9 +60,17 @@ class Value:
     notes: tuple[str, ...] = field(default=())
 
     @cached_property
+    def decimals(self) -> bool:
+        """Whether a number was written with decimals (0.5, .5, 1.41421): floating point, not exact
+        arithmetic, then judges the answer (see checkers.equivalent)."""
+        return DECIMAL.search(self.text or "") is not None
+
+    @cached_property
     def canonical(self) -> str:
-        """A stable key for memoizing: equal for answers that were read the same."""
-        return f"{self.kind}:{sympy.srepr(self.expr)}"
+        """A stable key for memoizing: equal for answers that were read the same. Read the same but
+        written with decimals is another key: its verdict may differ (`decimals`), and a task is
+        checked once for everyone whose answer has its key."""
+        return f"{self.kind}:{'decimals:' if self.decimals else ''}{sympy.srepr(self.expr)}"
 
     def shape_text(self) -> str:
         return shape_text(self.shape) if self.shape else "scalar"

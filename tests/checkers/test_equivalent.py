@@ -203,3 +203,19 @@ def test_an_answer_written_with_decimals_is_judged_in_floating_point(beta):
     given = assignment(hw, load_keys(Path(__file__).resolve().parents[2] / "solutions", hw))
     verdict = grade_answer(given, "1.1b", {"beta": beta})
     assert not any("differ" in line for line in verdict.feedback) and verdict.score > 0, verdict.feedback
+
+
+def test_an_answer_is_judged_on_its_own_writing_not_on_a_classmates(data_dir, tmp_path):
+    """Two answers read as the same formula, one written with a decimal: checked once for both,
+    the exact one would have been judged by floating point as the decimal one was."""
+    import json
+
+    from attngrade.cli import main
+
+    main(["run", str(data_dir / "classes/decimals-apart"), "-o", str(tmp_path / "out"), "--solutions",
+          str(Path(__file__).resolve().parents[2] / "solutions"), "--workers", "0"])
+    results = {r["student"]: {p["id"]: p for p in r["parts"]}
+               for r in json.loads((tmp_path / "out" / "results.json").read_text())}
+    exact = results["b-exact"]["1.1b"]
+    assert exact["status"] == "incorrect", exact
+    assert results["a-decimals"]["1.1b"]["score"] > exact["score"]  # floats judged the decimal one
