@@ -17,6 +17,7 @@ from typing import Any
 
 import sympy
 
+from .deadline import BudgetExceeded, time_limit
 from .errors import MathError
 from .mathlang import Value, parse
 from .mathlang.display import reading as show
@@ -83,6 +84,11 @@ def _text_of(part: Part, field: Field, raw: Any) -> str:
     return raw
 
 
+# A reading takes milliseconds; sympy can take minutes and gigabytes over a short hostile one
+# (ln ln ln ... ln C, ((C+1)^16+1)^16 inside a log, a chain of equals signs to expand). Reading
+# happens in the grading process itself, for the whole class, so it is bounded here.
+READ_SECONDS = 2.0
+
 _LOST_BACKSLASH = re.compile(r"[\x07\x08\x0b\x0c\r]|\t(?=[a-z])")  # \b \f \t... eaten by YAML double quotes
 
 
@@ -93,9 +99,17 @@ def _read_math(part: Part, field: Field, raw: Any) -> Value:
                                               "and \\r are escapes (\\beta became a control character); put the "
                                               "answer in single quotes ('\\beta') or leave out the quotes")
     try:
-        value = parse(text, field.table or part.table)
+        with time_limit(READ_SECONDS):
+            value = parse(text, field.table or part.table)
     except MathError as err:
         raise FieldError(part.id, field.name, err.render(text)) from None
+    except (BudgetExceeded, MemoryError) as err:
+        # sympy may have been stopped halfway through working out what it caches (an expression's
+        # assumptions): what it cached goes, so that no later reading inherits a half-made fact.
+        sympy.core.cache.clear_cache()
+        why = f"took more than {READ_SECONDS:g} s" if isinstance(err, BudgetExceeded) else "took too much memory"
+        raise FieldError(part.id, field.name, f"reading this answer {why}; write it more simply (fewer nested "
+                                              "powers, logs or equals signs)") from None
     except Exception as err:  # noqa: BLE001 - a reader bug must cost one part, not the submission
         raise FieldError(part.id, field.name, f"attngrade could not read this answer ({type(err).__name__}); "
                                               "rewrite it more simply, or ask course staff") from None

@@ -52,3 +52,26 @@ def test_a_copy_of_a_file_read_before_is_that_reading_and_a_changed_one_is_new(t
         with pytest.raises(FieldError, match="not UTF-8"):
             read_file(part, field, None, broken, files)
     assert len(files) == 2
+
+
+# Short answers on which sympy, left alone, works for minutes and gigabytes (found by a review).
+SLOW = [
+    ("cs224n-w21-a5", "1b", "q", r"\ln " * 20 + "C k_a"),  # each log doubles the work of deciding it is not 0
+    ("cs224n-w21-a5", "1b", "q", r"\log(((C+1)^{16}+1)^{16}) k_a"),  # sign reasoning expands the polynomial
+    ("eecs182-sp23-transformers", "e", "one", "y = (n+k+1)^{64}(n+k+2)^{64} = 2^n"),  # the chain is expanded
+]
+
+
+@pytest.mark.parametrize("homework, part_id, name, text", SLOW)
+def test_an_answer_that_takes_too_long_to_read_costs_only_its_part(monkeypatch, homework, part_id, name, text):
+    import time
+
+    import attngrade.reading as reading
+
+    monkeypatch.setattr(reading, "READ_SECONDS", 0.5)
+    part = BUNDLED.load_homework(homework).part(part_id)
+    started = time.monotonic()
+    with pytest.raises(FieldError, match="took more than 0.5 s; write it more simply"):
+        reading.read_field(part, part.field(name), text)
+    assert time.monotonic() - started < 10
+    assert reading.read_field(part, part.field(name), "k_a" if name == "q" else "2^n").expr is not None  # reads go on
