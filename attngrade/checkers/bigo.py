@@ -13,9 +13,9 @@ powers and logs of the variables tends to c · t^p · (log t)^q · (log log t)^r
 the triple (p, q, r) is its order. Log factors are therefore told apart exactly
 (O(N log N) is not O(N)); there is no slope tolerance to tune. What this cannot
 follow (exponentials, powers with a variable exponent, leading terms that cancel,
-functions) is decided on the basic paths by sympy's `limit` of f/g under a time
-budget (the other paths are skipped for it); if that does not settle every basic
-path and no path showed the answer wrong, the answer goes to course staff.
+functions) is decided on every path by sympy's `limit` of f/g under a time budget;
+if that does not settle every path and no path showed the answer wrong, the answer
+goes to course staff.
 
 Verdicts: f/g tends to a positive constant on every path → same order (full marks,
 with a note when constant factors or lower-order terms were left inside the O);
@@ -340,9 +340,12 @@ class _Orders:
             try:
                 verdict = self._exact(node, path)
             except _Unsupported:
-                if not fallback or number >= self.n_basic:
+                if not fallback:
                     undecided |= number < self.n_basic
                     continue
+                # Every path, not only the basic ones: an answer can agree with the key whenever one
+                # or two variables grow alike and still be wrong where N grows like M^2. The budget
+                # bounds the limits; a path left without one leaves the verdict undecided.
                 verdict = self._limit(expr, path)
             if verdict == INVALID:
                 return _Comparison(INVALID, invalid=path)

@@ -283,3 +283,13 @@ def test_hw8_causal_cost_grows_in_n_only():
     assert bigo.check({"cost": parse("O(N R M)", table)}, ctx).earned == spec.points
     assert bigo.check({"cost": parse("O(N)", table)}, ctx).earned == spec.points
     assert bigo.check({"cost": parse("O(N^2 R M)", table)}, ctx).evidence["order"] == "faster"
+
+
+def test_an_answer_the_exact_analysis_cannot_follow_is_judged_on_every_path():
+    """exp(1/M) sends it to sympy's limits. Along M, N, k alone, together or in pairs it grows like
+    M N k; where N grows like M^2 it grows more slowly, and that path decides."""
+    wrong = grade(r"O(M N k (M/N + N/M + \sqrt{M N})/(M+N) \exp(1/M))", "O(M N k)")
+    assert wrong.earned == 0.0 and wrong.evidence["order"] == "slower", wrong
+    assert "when N grows like M^2" in wrong.feedback[0]
+    right = grade(r"O(M N k \exp(1/M))", "O(M N k)")  # exp(1/M) tends to 1: the same order
+    assert right.earned == POINTS and right.evidence["order"] == "same", right
