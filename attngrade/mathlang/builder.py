@@ -410,7 +410,14 @@ class Builder:
                 raise MathError("division by zero: 0 to a negative power", start, end)
             if not _is_zero(b) and _magnitude(e) * abs(_log10(b)) > ctx.limits.max_log10:
                 raise MathError("this number is too large to work with", start, end)
-        return self._bounded(Node(sympy.Pow(b, e), SCALAR, start, end))
+        power = sympy.Pow(b, e)
+        if e.is_number:
+            # sympy spreads a power over a product, (x^64 M)^64 = x^4096 M^64: the limit is on what it made
+            worst = max((p.exp for p in power.atoms(sympy.Pow) if p.exp.is_number), key=_magnitude, default=None)
+            if worst is not None and _magnitude(worst) > ctx.limits.max_exponent:
+                raise MathError(f"the total exponent {_short(worst)} is too large; exponents are limited to "
+                                f"{ctx.limits.max_exponent} in absolute value", exp.start, exp.end)
+        return self._bounded(Node(power, SCALAR, start, end))
 
     # -- helpers -----------------------------------------------------------------
     def _resolve(self, text: str, start: int, end: int) -> Node:

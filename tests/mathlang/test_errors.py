@@ -131,6 +131,7 @@ ERRORS = [
     ("S", "x^{10^{10}}", "the exponent 10000000000 is too large; exponents are limited to 64 in absolute value", 3, 9),
     ("S", "1" * 41, "this number has 41 digits; at most 40 are allowed", 1, 41),
     ("S", "(10^{64})^{64}", "this number is too large to work with", 1, 14),
+    ("S", "(x^{64} M)^{64}", "the total exponent 4096 is too large; exponents are limited to 64 in absolute value", 12, 4),
 ]
 
 
