@@ -42,7 +42,9 @@ class Node:
         return self.kind == MATRIX and self.shape[0] == 1 and self.shape[1] != 1
 
 
-DECIMAL = re.compile(r"\d?\.\d")  # a number written with decimals
+# A number written with decimals that are not all zeros: 0.5, .5, 1.41421, not 1.0 (which is 1,
+# and would let `1.0 \cdot` in front of a wrong formula dodge the exact comparison).
+DECIMAL = re.compile(r"\.\d*[1-9]")
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,8 @@ class Value:
 
     @cached_property
     def decimals(self) -> bool:
-        """Whether a number was written with decimals (0.5, .5, 1.41421): floating point, not exact
-        arithmetic, then judges the answer (see checkers.equivalent)."""
+        """Whether a number was written with decimals (0.5, .5, 1.41421; not 1.0): floating point, not
+        exact arithmetic, then judges the answer (see checkers.equivalent)."""
         return DECIMAL.search(self.text or "") is not None
 
     @cached_property

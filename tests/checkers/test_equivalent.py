@@ -219,3 +219,4 @@ def test_an_answer_is_judged_on_its_own_writing_not_on_a_classmates(data_dir, tm
     exact = results["b-exact"]["1.1b"]
     assert exact["status"] == "incorrect", exact
     assert results["a-decimals"]["1.1b"]["score"] > exact["score"]  # floats judged the decimal one
+    assert results["c-one-point-zero"]["1.1b"]["status"] == "incorrect"  # 1.0 is 1: judged exactly
