@@ -6,6 +6,7 @@ the same as a wrong answer. Its message names the part, the field and the column
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import math
 import re
@@ -17,13 +18,13 @@ from typing import Any
 
 import sympy
 
-from .deadline import BudgetExceeded, time_limit
 from .errors import MathError
 from .mathlang import Value, parse
 from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
-from .rawtext import safe_text
 from .records import Field, Part
+from .runtime.deadline import BudgetExceeded, time_limit
+from .runtime.text import safe_text
 
 # A yes/no question is answered in words as often as with yes or no ("Could c_2 approximate
 # u_b?" "Impossible."), in English and in the languages of the write-ups we have read.
@@ -288,8 +289,6 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None,
         raise FieldError(part.id, field.name, f"{name} is not a regular file (a folder, pipe or device); "
                                               "submit the file itself")
     if not path.is_file():
-        import difflib
-
         try:
             present = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))[:500]
         except OSError:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.problems import load_homework
 
 ROOT = Path(__file__).resolve().parent.parent

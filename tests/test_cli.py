@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.cli import BLAS_THREADS, entry, main
+from attngrade.cli import entry, main
+from attngrade.runtime.tuning import BLAS_THREADS
 
 
 def grade(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -137,15 +138,15 @@ def test_the_program_is_main_with_a_frozen_exit(monkeypatch, capsys):
     assert "no-such-homework" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, imported", [(["check", "x.yaml"], "attngrade.selfcheck"),
-                                             (["run", "class", "-o", "out"], "attngrade.batch"),
+@pytest.mark.parametrize("argv, imported", [(["check", "x.yaml"], "attngrade.commands.check"),
+                                             (["run", "class", "-o", "out"], "attngrade.commands.run"),
                                              (["--version"], None), (["check", "--help"], None)])
 def test_the_program_imports_its_command_without_the_collector(argv, imported):
     # In a fresh interpreter: what the command runs is imported, frozen, and the collector is on again.
     code = ("import gc, sys; from attngrade.cli import import_library; "
             f"import_library({argv!r}); "
             "print(gc.isenabled(), gc.get_freeze_count() > 0, 'sympy' in sys.modules, "
-            "sorted(m for m in sys.modules if m in ('attngrade.selfcheck', 'attngrade.batch')))")
+            "sorted(m for m in sys.modules if m in ('attngrade.commands.check', 'attngrade.commands.run')))")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     enabled, frozen, sympy, modules = shown.strip().split(maxsplit=3)
     assert enabled == "True"
@@ -155,7 +156,7 @@ def test_the_program_imports_its_command_without_the_collector(argv, imported):
 
 def test_grading_a5_never_imports_torch(root):
     code = (
-        "import sys; from attngrade.selfcheck import check; "
+        "import sys; from attngrade.grading import self_check as check; "
         f"check(__import__('pathlib').Path({str(root / 'examples/cs224n-w21-a5/full-marks.yaml')!r})); "
         "print('torch' in sys.modules)"
     )
@@ -214,6 +215,6 @@ def test_the_youngest_generation_is_collected_less_often_while_grading():
             "sys.argv = ['grade', 'check', '--help']; cli.entry()\n")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            timeout=120).stdout.split()
-    from attngrade.cli import YOUNG_COLLECTION
+    from attngrade.runtime.tuning import YOUNG_COLLECTION
 
     assert shown == [str(YOUNG_COLLECTION)] and YOUNG_COLLECTION > 700  # (700: Python's default)

@@ -68,8 +68,8 @@ def test_self_check_counts_only_what_a_machine_decided(capsys):
 
 
 def test_an_unreadable_field_and_a_missing_one_are_different_answer_groups():
-    from attngrade.grading import assignment, grade
-    from attngrade.groups import answer_groups
+    from attngrade.grading import Options, assignment, grade
+    from attngrade.grading.groups import answer_groups
     from attngrade.problems import load_homework
     from attngrade.records import Submission
 
@@ -78,6 +78,6 @@ def test_an_unreadable_field_and_a_missing_one_are_different_answer_groups():
     subs = [Submission("typo", hw.id, {"1e.ii": {"V": v, "K": "I", "Q": "(u_d u_a^T"}}, Path("a.yaml")),
             Submission("blank", hw.id, {"1e.ii": {"V": v, "K": "I"}}, Path("b.yaml")),
             Submission("blank-2", hw.id, {"1e.ii": {"V": v, "K": "I"}}, Path("c.yaml"))]
-    results, _ = grade(subs, {hw.id: assignment(hw, None, self_check=True)})
+    results = grade(subs, Options(assignments={hw.id: assignment(hw, None, self_check=True)})).results
     groups = answer_groups(results, {p.id: p for p in hw.parts})["1e.ii"]
     assert sorted(g.members for g in groups) == [["blank", "blank-2"], ["typo"]]

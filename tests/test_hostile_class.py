@@ -34,7 +34,7 @@ import pytest
 
 from attngrade.checkers import REGISTRY, Check, Outcome
 from attngrade.cli import main
-from attngrade.output import folder_names
+from attngrade.outputs.layout import folder_names
 from attngrade.grading.execute import GRACE
 from attngrade.records import STATUSES
 

@@ -6,7 +6,6 @@ that alters a verdict on purpose rewrites them in the same commit.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

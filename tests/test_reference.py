@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from attngrade.grading import assignment, grade_submission
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.problems import homework_ids, load_homework
-from attngrade.submissions import load_submission
+from attngrade.intake.submissions import load_submission
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,8 +8,19 @@ when it loads, so a typo is the instructor's error at load time, not every stude
 
 from __future__ import annotations
 
-from . import (accuracy, attention, bigo, choice, dimensions, equivalent, manual, rotation, span_corruption,
-               synthesizer, torch_module)
+from . import (
+    accuracy,
+    attention,
+    bigo,
+    choice,
+    dimensions,
+    equivalent,
+    manual,
+    rotation,
+    span_corruption,
+    synthesizer,
+    torch_module,
+)
 from .base import Check, Context, Outcome, Param
 from .messages import Finding
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 import sympy
 
-from ..deadline import BudgetExceeded, time_limit
+from ..runtime.deadline import BudgetExceeded, time_limit
 
 LIMIT_SECONDS = 0.5  # one sympy limit, for what the rational analysis cannot follow
 EQUAL_DIGITS = 40  # exact constants are compared at this many digits

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
@@ -23,10 +22,10 @@ import mpmath
 import numpy as np
 import sympy
 
+from ..errors import ConfigError
 from ..mathlang import parse
 from ..mathlang.display import combination, reading
 from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
-from ..errors import ConfigError
 from ..records import CheckSpec, Part
 from . import asymptotics
 from .base import Context, Outcome

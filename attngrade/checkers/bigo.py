@@ -41,10 +41,10 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import sympy
 
-from ..deadline import BudgetExceeded, time_limit
 from ..errors import ConfigError
 from ..mathlang.display import reading
 from ..records import CheckSpec, Part
+from ..runtime.deadline import BudgetExceeded, time_limit
 from .base import Context, Outcome, Param
 from .messages import Finding
 

@@ -16,9 +16,10 @@ from typing import Any, Mapping
 import numpy as np
 import sympy
 
-from ..deadline import time_limit
 from ..mathlang.evaluate import EXACT, NUMERIC, EvaluationError, evaluate
+from ..mathlang.functions import AppliedFunction
 from ..mathlang.nodes import Value
+from ..runtime.deadline import time_limit
 from .base import Context, Outcome
 from .instances import random_instance
 from .messages import Finding
@@ -131,8 +132,6 @@ def _entries(x: np.ndarray) -> list[float]:
 
 def _uses(expr: Any, function: str) -> bool:
     """Whether `expr` applies the declared function `function`."""
-    from ..mathlang.functions import AppliedFunction
-
     for node in sympy.preorder_traversal(expr):
         if isinstance(node, AppliedFunction) and node.name == function:
             return True

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 import numpy as np
 import sympy
 
+from ..errors import ConfigError, MathError
 from ..mathlang import SymbolTable, parse
 from ..mathlang.evaluate import NUMERIC, evaluate
 from ..mathlang.functions import implementation
@@ -71,8 +72,6 @@ _DEFINITIONS: "weakref.WeakKeyDictionary[SymbolTable, dict]" = weakref.WeakKeyDi
 def check_functions(table: SymbolTable, where: str) -> None:
     """Read every declared function's definition and impl_params now, as the checks will: an
     instructor's typo (`scale: betta`) is refused when the homework loads, not mid-run."""
-    from ..errors import ConfigError, MathError
-
     for spec in table.specs.values():
         if spec.kind != "function":
             continue

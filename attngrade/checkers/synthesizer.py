@@ -33,9 +33,22 @@ import numpy as np
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
 from .base import Context, Outcome, Param
-from .torch_module import (MALFORMED, TIMEOUT, Property, array, causal_property, code_files, equal_outputs,
-                           gradients_property, malformed, module_job, params_table, run_module, score,
-                           shapes_property)
+from .torch_module import (
+    MALFORMED,
+    TIMEOUT,
+    Property,
+    array,
+    causal_property,
+    code_files,
+    equal_outputs,
+    gradients_property,
+    malformed,
+    module_job,
+    params_table,
+    run_module,
+    score,
+    shapes_property,
+)
 
 PARAMS = (Param("config", (dict,)), Param("option", (str,)), Param("timeout", (float,)))
 CONFIG = {"n_embd": 16, "n_head": 4, "block_size": 12, "n_layer": 2, "vocab_size": 24}

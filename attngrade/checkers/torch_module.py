@@ -35,6 +35,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .. import sandbox
 from ..errors import ConfigError
 from ..reading import FileReading
 from ..records import CheckSpec, Part
@@ -70,8 +71,6 @@ def code_files(answers: Mapping[str, Any], fields: Sequence[str]) -> dict[str, s
 
 def run_code(files: Mapping[str, str], job: Mapping[str, Any], timeout: float) -> Any:
     """The sandbox run of `job`, or an Outcome when the code cannot be run here or did not finish."""
-    from .. import sandbox
-
     missing = sandbox.torch_missing()
     if missing:
         return Outcome(0.0, (missing,), pending=True)

@@ -10,18 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .build import build_autograder as build
+from .run import run_gradescope as run
+
 
 def build_autograder(homework_id: str, out_path: Path, **kwargs: Any) -> Path:
     """See `attngrade.gradescope.build.build_autograder`."""
-    from .build import build_autograder as build
-
     return build(homework_id, out_path, **kwargs)
 
 
 def run_gradescope(root: Path) -> int:
     """See `attngrade.gradescope.run.run_gradescope`."""
-    from .run import run_gradescope as run
-
     return run(root)
 
 

@@ -15,17 +15,24 @@ the wheel is what students may install for `grade check`, so it is checked for t
 
 from __future__ import annotations
 
+import base64
+import csv
 import hashlib
+import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from importlib import metadata
 from importlib.resources import files
 from pathlib import Path
 from typing import Mapping
+
+import attngrade
 
 from .. import __version__
 from ..checkers import REGISTRY
@@ -33,8 +40,8 @@ from ..checkers.accuracy import PACKAGED, load_gold
 from ..checkers.accuracy import gold_names as accuracy_gold_names
 from ..errors import ConfigError
 from ..grading import assignment
-from ..keys import keys_path, load_keys
 from ..problems import BUNDLED, HOMEWORK_FILE, Bank, HomeworkFolder
+from ..problems.keys import keys_path, load_keys
 from ..records import Homework
 from ..sandbox import TORCH_CPU_INDEX, TORCH_REQUIREMENT
 from .manifest import DEFAULT_VENV, MANIFEST_NAME, NAME, Manifest, check_visibility
@@ -133,8 +140,6 @@ def _file_name(path: Path) -> str:
 def find_source_tree(source: Path | None = None) -> Path:
     """The attngrade source tree to build the wheel from (a folder with pyproject.toml)."""
     if source is None:
-        import attngrade
-
         package = Path(attngrade.__file__).resolve().parent
         tree = package.parent
         if not _is_source_tree(tree):
@@ -151,7 +156,6 @@ def find_source_tree(source: Path | None = None) -> Path:
 
 
 def _installed_from_tree() -> bool:
-    import attngrade
 
     return _is_source_tree(Path(attngrade.__file__).resolve().parent.parent)
 
@@ -163,12 +167,6 @@ def wheel_from_installed(workdir: Path) -> Path:
     The RECORD is written anew (hashes of what is packed); byte code and installer
     bookkeeping are left out.
     """
-    import base64
-    import csv
-    import io
-    import zipfile
-    from importlib import metadata
-
     try:
         dist = metadata.distribution("attngrade")
     except metadata.PackageNotFoundError:
@@ -277,8 +275,6 @@ def _torch_requirement(homework: Homework) -> str:
 
 def render(template: str, context: Mapping[str, str]) -> str:
     """One of templates/ rendered with jinja2 (strict: a missing value is an error)."""
-    import shlex
-
     import jinja2
 
     text = files(__package__).joinpath("templates", template).read_text(encoding="utf-8")

@@ -8,11 +8,9 @@ ROOT/results/results.json, also when the submission or attngrade itself is broke
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import json
 import logging
-import re
 import sys
 import time
 from pathlib import Path
@@ -20,8 +18,12 @@ from typing import Any
 
 from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, EXIT_USAGE, ConfigError, SubmissionError
 from ..grading import Assignment, InProcess, assemble, assignment, plan, run
+from ..intake.formats import READ, is_answers_format
+from ..intake.submissions import load_submission, looks_like_answers
+from ..problems import HomeworkFolder, load_homework
+from ..problems.keys import load_keys
 from ..records import Result, Submission
-from ..output import write_atomic
+from ..runtime.files import write_atomic
 from . import results as gs
 from .manifest import read_manifest
 
@@ -66,15 +68,10 @@ def run_gradescope(root: Path) -> int:
 
 
 def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
-    from ..keys import load_keys
-    from ..problems import load_homework
-    from ..submissions import load_submission
 
     source = root / "source"
     manifest = read_manifest(source)
     if manifest.homework_folder:
-        from ..problems import HomeworkFolder
-
         homework = HomeworkFolder(source / manifest.homework_folder).load_homework(manifest.homework)
     else:
         homework = load_homework(manifest.homework)
@@ -134,9 +131,6 @@ def _files(folder: Path) -> list[Path]:
 
 def find_answers(folder: Path) -> Path:
     """The one answers file in the submission (YAML, notebook, Markdown or LaTeX), however deep."""
-    from ..formats import READ, is_answers_format
-    from ..submissions import looks_like_answers
-
     if not folder.is_dir():
         raise SubmissionError("no submission was found; upload your answers file and submit again")
     candidates = [p for p in _files(folder) if is_answers_format(p)]

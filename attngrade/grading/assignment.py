@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from ..checkers import REGISTRY, Context
 from ..errors import ConfigError
-from ..keys import Keys
+from ..problems.keys import Keys
 from ..records import Homework, Part
 
 

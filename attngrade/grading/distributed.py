@@ -12,13 +12,16 @@ version) and must be allowed to start processes: run them with
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+from .. import __version__
 from ..checkers import REGISTRY, Outcome
 from ..errors import ConfigError
+from ..sandbox import torch_missing
 from .assignment import Assignment
 from .execute import MEMORY_LIMIT, WorkerPool, default_workers
 from .tasks import Task, TaskKey, check_of
@@ -157,8 +160,6 @@ def _workers(client: Any, spec: str, runs_code: bool) -> int:
     except Exception as err:  # noqa: BLE001 - e.g. ModuleNotFoundError: attngrade is not on the worker
         raise ConfigError(f"{spec}: the workers cannot run attngrade ({type(err).__name__}: {str(err)[:200]}); "
                           "install the same attngrade on every worker: pip install 'attngrade[dask]'") from None
-    from .. import __version__
-    from ..sandbox import torch_missing
 
     for address, fact in sorted(facts.items()):
         if fact["version"] != __version__:
@@ -175,19 +176,12 @@ def _workers(client: Any, spec: str, runs_code: bool) -> int:
 
 def worker_facts() -> dict[str, Any]:
     """On a Dask worker: what decides whether it can check as this machine does."""
-    import multiprocessing
-
-    from .. import __version__
-    from ..sandbox import torch_missing
-
     return {"version": __version__, "daemon": bool(multiprocessing.current_process().daemon),
             "torch_missing": torch_missing() is not None}
 
 
 def run_chunk(tasks: list[Task], assignments: Mapping[str, Assignment], budget: float) -> list[Outcome]:
     """On a Dask worker: the chunk's outcomes, each task in a process of its own under the budget."""
-    import multiprocessing
-
     if multiprocessing.current_process().daemon:
         raise RuntimeError(f"this Dask worker {CANNOT_FORK}")
     # Off the main thread (Dask runs tasks in threads), so the pool sends even one task to a process.

@@ -10,18 +10,25 @@ replaced; the student gets an `invalid` verdict with the reason.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import logging
+import multiprocessing
 import os
+import resource
 import threading
 import time
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from functools import partial
+from multiprocessing import forkserver
 from typing import Any, Callable, Mapping, Protocol
 
 from ..checkers import REGISTRY, Outcome
-from ..deadline import time_limit
-from ..scale import default_workers
+from ..runtime.deadline import time_limit
+from ..runtime.lifeline import end_with_parent
+from ..runtime.scale import default_workers
+from ..sandbox import ENV_SOCKET
 from .assignment import Assignment
 from .tasks import Task, TaskKey, check_of, run_task, task_budget, timed_out, worker_died
 
@@ -105,8 +112,6 @@ class WorkerPool:
 
     def _lost(self, key: TaskKey, err: BaseException, assignments: Mapping[str, Assignment]) -> Outcome:
         """The outcome of a task run alone whose worker was killed: by the hard time limit, or for memory."""
-        from concurrent.futures import TimeoutError as FutureTimeout
-
         if isinstance(err, FutureTimeout):
             return timed_out(task_budget(check_of(key, assignments), self.budget))
         return worker_died()
@@ -139,8 +144,6 @@ class Stream:
 
     def __init__(self, owner: WorkerPool, assignments: Mapping[str, Assignment], beside: bool = False,
                  show: "Showing | None" = None):
-        # Imported here: a self-check (one process) never pays for multiprocessing's import.
-        import multiprocessing
 
         from pebble import ProcessPool
 
@@ -207,8 +210,6 @@ class Stream:
                  meanwhile: Callable[[], None] | None = None) -> dict[TaskKey, Outcome]:
         """The outcome of every one of `tasks` (those not sent yet are sent now); `meanwhile`, work of
         this process's own, is done once every task is sent, while the workers check."""
-        from concurrent.futures import TimeoutError as FutureTimeout
-
         from pebble import ProcessExpired
 
         owner, on_done = self.owner, self.owner.on_done
@@ -284,8 +285,6 @@ def _retire(pool: Any) -> None:
     join (which ends them) needs nothing from this thread."""
     pool.stop()
     if not _SETTLE_AT_EXIT:
-        import atexit
-
         atexit.register(settle)
         _SETTLE_AT_EXIT.append(True)
     joining = threading.Thread(target=pool.join, name="attngrade-pool-join", daemon=True)
@@ -336,8 +335,6 @@ def start_fork_server() -> bool:
     what it checks. Started before the class is read, the server imports the checks meanwhile."""
     if not _has_fork_server():
         return False
-    import multiprocessing
-    from multiprocessing import forkserver
 
     try:
         multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
@@ -349,7 +346,6 @@ def start_fork_server() -> bool:
 
 
 def _has_fork_server() -> bool:
-    import multiprocessing
 
     return "forkserver" in multiprocessing.get_all_start_methods()
 
@@ -369,14 +365,11 @@ _ASSIGNMENTS: dict[str, Assignment] = {}
 
 def _sandbox_socket() -> str | None:
     """The socket of the code sandbox this process started, if any (see `_start_worker`)."""
-    from ..sandbox import ENV_SOCKET
-
     return os.environ.get(ENV_SOCKET)
 
 
 def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, sandbox_socket: str | None,
                   parent: int | None = None) -> None:
-    from ..lifeline import end_with_parent
 
     end_with_parent(parent)
     # What the worker inherited (the class, the plan so far) is out of its collector's reach: a
@@ -388,8 +381,6 @@ def _start_worker(memory: int, assignments: Mapping[str, Assignment] | None, san
     if sandbox_socket is not None:  # a worker from the fork server has the environment of its start
         _use_sandbox(sandbox_socket)
     try:
-        import resource
-
         cap = memory if memory == resource.RLIM_INFINITY else memory + _mapped()
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     except (ImportError, ValueError, OSError):
@@ -412,8 +403,6 @@ def _mapped() -> int:
 
 def _use_sandbox(socket: str) -> None:
     """Run code in the sandbox the parent started (its zygote serves the workers too)."""
-    from ..sandbox import ENV_SOCKET
-
     os.environ[ENV_SOCKET] = socket
 
 

@@ -13,19 +13,18 @@ import logging
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping
 
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
-from ..lastrun import numbered, place_key
+from ..intake.submissions import code_folder, error_result, find_code, is_code
 from ..mathlang import Value
-from ..rawtext import safe_text
 from ..reading import FieldError, FileReading, describe, read_field
 from ..records import Part, Result, Submission, Verdict
-from ..scale import SHARE_LOAD_FROM
-from ..submissions import discover, error_result, load_or_error
-from ..submissions import named as _named
+from ..runtime.text import safe_text
+from ..sandbox import prestart
 from .assignment import Assignment
+from .identity import Names, _place, submission_names, unique_students
 from .ledger import static_points
 from .tasks import Task, TaskKey, canonical
 
@@ -130,115 +129,13 @@ class Plan:
     stats: Stats = field(default_factory=Stats)
 
 
-if TYPE_CHECKING:
-    from ..early import EarlyLoad
-
 Resolve = Callable[[str], Assignment]
 
 
-def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str | None = None,
-             bank: Any = None, passed_over: list[Path] | None = None,
-             found: Callable[[int], None] | None = None,
-             lazy_from: int | None = None,
-             before: Callable[[], Mapping[str, str] | None] | None = None,
-             classes: Collection[str] = (), outputs: Path | None = None,
-             mixed: list[Path] | None = None, workers: int = 1, early: "EarlyLoad | None" = None
-             ) -> "Loaded | Loading":
-    """Every submission under `paths`, or an error row for one that cannot be loaded.
-
-    `homework` is the id for files that name none; files that are clearly not a
-    student's (hidden files, an export's metadata) are added to `passed_over`.
-    `found` is told how many there are before any is loaded. From `lazy_from` submissions
-    on, they are loaded one at a time as the plan reads them (a `Loading`, read once).
-    `before` gives each place's id in the run before into the same OUT (`lastrun.LastRun.ids`),
-    asked after `found` (processes forked there do not inherit a copy of it); `classes`, the
-    folders that run graded as classes, `outputs`, the run's OUT, and `mixed` (see `discover`).
-    With `workers` > 1 a class loaded whole is loaded by as many processes (`Loading.shared`), one of
-    which may be `early`: a child forked before the heavy imports that read the first of them.
-    """
-    paths = list(paths)
-    ahead = early.found(paths, classes, outputs) if early is not None else None
-    if ahead is not None and ahead.holds():
-        every, nested = ahead.every, ahead.nested
-        for said, into in ((ahead.passed_over, passed_over), (ahead.mixed, mixed)):
-            if into is not None:
-                into += said
-    else:
-        nested = {}
-        every = list(discover(paths, passed_over, nested=nested, classes=classes, outputs=outputs, mixed=mixed))
-    if found is not None:
-        found(len(every))
-    loading = Loading(every, stats, homework, bank, nested, before() if before is not None else None)
-    if lazy_from is not None and len(every) >= lazy_from:
-        return loading
-    return Loaded(loading.shared(workers, ahead.first_of(every) if ahead else None), loading.names)
 
 
-class Loaded(list):
-    """A class's submissions loaded whole, with the names its submissions go by (`Names`),
-    which the plan needs and the loaded items alone cannot tell (how deep each was found)."""
-
-    def __init__(self, items: Iterable[Submission | Result], names: "Names"):
-        super().__init__(items)
-        self.names = names
 
 
-class Loading:
-    """Submissions loaded one by one as they are iterated, in order; iterated once.
-
-    A plan keeps of each submission only its readings (shared between equal answers), so a
-    class loaded this way never holds every student's raw answers at once: at 100,000
-    students those are half a gigabyte."""
-
-    def __init__(self, paths: list[Path], stats: Stats | None, homework: str | None, bank: Any,
-                 nested: dict[Path, int] | None = None, before: Mapping[str, str] | None = None):
-        self.paths, self.stats, self.homework, self.bank = paths, stats, homework, bank
-        self.names = Names.of(((_named(p), p) for p in paths), nested, before)
-        self._started = False
-
-    def __len__(self) -> int:
-        return len(self.paths)
-
-    def __iter__(self) -> Iterator[Submission | Result]:
-        self._begin()
-        for path in self.paths:
-            if self.stats is not None:
-                self.stats.submissions += 1
-            yield self._load(path)
-
-    def shared(self, workers: int, first: list[Submission | Result] | None = None) -> list[Submission | Result]:
-        """Every submission, in order, loaded by `workers` processes: forked children load the later
-        shares (their submissions come back pickled: plain data, cheap) while this one loads the first.
-        `first`: the first submissions, loaded already (`early.EarlyLoad`); the rest are shared as the
-        whole would be, a rest too small to pay for a process loaded here."""
-        from ..forked import Share
-
-        self._begin()
-        loaded = list(first or ())
-        rest = self.paths[len(loaded):]
-        processes = max(1, workers) if len(rest) >= SHARE_LOAD_FROM else 1
-        size = max(1, -(-len(rest) // processes))
-        shares = [rest[start:start + size] for start in range(0, len(rest), size)] or [[]]
-        later = [Share(lambda share=share: [self._load(p) for p in share]) for share in shares[1:]]
-        try:
-            loaded += [self._load(p) for p in shares[0]]
-            for share, child in zip(shares[1:], later):
-                done = child.result()
-                loaded += done if done is not None else [self._load(p) for p in share]
-        finally:
-            for child in later:
-                child.stop()
-        if self.stats is not None:
-            self.stats.submissions += len(self.paths)
-        return loaded
-
-    def _begin(self) -> None:
-        if self._started:
-            raise RuntimeError("a Loading is read once; load the submissions again to read them again")
-        self._started = True
-
-    def _load(self, path: Path) -> Submission | Result:
-        return load_or_error(path, self.homework, self.bank)
 
 
 def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | None = None, *,
@@ -278,139 +175,14 @@ def plan(items: Iterable[Submission | Result], resolve: Resolve, stats: Stats | 
     return out
 
 
-def unique_students(items: Iterable[Submission | Result],
-                    reserved: "Names | Collection[str]" = ()) -> Iterator[Submission | Result]:
-    """The items with a student id each of its own, in order (the first keeps a shared id, or
-    the shallowest, see `Names`); error rows too (`x.md` and `x.tex`, both unreadable, are two rows).
-
-    An id that is the file or folder name of a submission (`reserved`, see `submission_names`)
-    belongs to that submission: another file claiming it (`aaa.yaml` saying `student: zoe`
-    beside `zoe.yaml`) is listed under a new id, with a note, whatever the order."""
-    taken: set[str] = set()  # student ids so far: a set, since a class may have 100,000
-    for item in items:
-        item = _unique_student(item, taken, reserved)
-        taken.add(item.student)
-        yield item
 
 
-@dataclass(frozen=True)
-class Names:
-    """The file or folder names a class's submissions go by when they claim no id, each with
-    the rank of the best place so named; and the class depth of each submission found inside a
-    nested class folder (the others are at depth 0).
-
-    A name is its submission's own: another file claiming it (`aaa.yaml` saying `student: zoe`
-    beside `zoe.yaml`) does not get it. Of two submissions named alike, a shallower one keeps
-    it: `mallory/zoe/` inside Mallory's folder (which makes hers a class folder, read before
-    `zoe/`) can never take the name of Zoe at the top of the class. At one depth an answers file
-    or folder keeps it from a stray file (`zoe.txt` beside `zoe.yaml`), and then the first does.
-    (A name is ranked by where it is, before the files are read: a shallower `zoe.yaml` that
-    says `student: zoe-smith` still outranks a nested `zoe/`, which is then listed as `zoe-2`.)"""
-
-    best: Mapping[str, tuple[int, bool]] = field(default_factory=dict)
-    nested: Mapping[Path, int] = field(default_factory=dict)
-    previous: Mapping[Path, str] = field(default_factory=dict)  # place -> its id in the run before (lastrun)
-    promised: Mapping[str, Path] = field(default_factory=dict)  # that id -> the place it stays with
-    # Ids made unique in the run before (sam-2) whose submissions left: another file claiming
-    # sam is not the one who was sam-2, and must not get that one's decisions (overrides).
-    departed: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, places: Iterable[tuple[str, Path]], nested: Mapping[Path, int] | None = None,
-           before: Mapping[str, str] | None = None) -> "Names":
-        """`before`: each place's id in the run before, by `lastrun.place_key`."""
-        names = cls({}, nested or {}, {}, {})
-        best: dict[str, tuple[int, bool]] = names.best  # type: ignore[assignment]
-        # Made-unique ids of the run before by place, until their place is found (few: no set of
-        # every place is held, which a rerun of 100,000 would pay for in memory).
-        unfound = {key: had for key, had in (before or {}).items() if "-" in had and numbered(had) is not None}
-        folders: set[str] = set()  # where this run's submissions are (a few class folders)
-        for name, place in places:
-            rank = names.rank(place)
-            if name not in best or rank < best[name]:
-                best[name] = rank
-            if before:
-                key = place_key(place)
-                folders.add(os.path.dirname(key))
-                unfound.pop(key, None)
-                had = before.get(key)
-                if had is not None and had not in names.promised:
-                    names.previous[place] = had  # type: ignore[index]
-                    names.promised[had] = place  # type: ignore[index]
-        # Only from a folder graded again: a class copied or moved elsewhere is new places, not
-        # students who left (its ids are given afresh, as for a first run).
-        departed = frozenset(had for key, had in unfound.items()
-                             if os.path.dirname(key) in folders and had not in names.promised)
-        return replace(names, departed=departed) if departed else names
-
-    def rank(self, place: Path) -> tuple[int, bool]:
-        """Lower is stronger: the class depth, then whether the place is a stray file."""
-        return self.nested.get(place, 0), _stray(place)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.best
-
-    def belongs_elsewhere(self, item: Submission | Result) -> bool:
-        """Whether the id `item` claims is another submission's: its name, or the id it had in
-        the run before (a newcomer claiming `sam` does not take it from the file that was sam)."""
-        claimed = item.student
-        place = _place(item)
-        if self._anothers_name(claimed, item, place):
-            return True
-        return self.promised_elsewhere(claimed, place) and not self._owns(item, place)
-
-    def _anothers_name(self, name: str, item: Submission | Result, place: Path) -> bool:
-        """Whether `name` is the name of a submission other than `item` (or of one ranked above it)."""
-        return name in self.best and (name != _own_name(item) or self.best[name] < self.rank(place))
-
-    def promised_elsewhere(self, name: str, place: Path) -> bool:
-        return self.promised.get(name, place) != place
-
-    def _owns(self, item: Submission | Result, place: Path) -> bool:
-        """A name is its own submission's before any promise to a place not so named (bob.yaml
-        joining is bob, though x.yaml claiming bob was bob in the run before), and before a
-        promise to a deeper place so named (the top-level zoe.yaml over a nested zoe/)."""
-        if item.student != _own_name(item):
-            return False
-        promised = self.promised[item.student]
-        return _named(promised) != item.student or self.rank(place) < self.rank(promised)
-
-    def kept_id(self, item: Submission | Result, taken: Collection[str]) -> str | None:
-        """The id `item`'s place had in the run before, if it may have it again: one its claim
-        gives (the claim itself or claim-N), free, and no other submission's name."""
-        place = _place(item)
-        had = self.previous.get(place)
-        claimed = item.student
-        if had is None or had in taken:
-            return None
-        unreadable = isinstance(item, Result)  # a file that failed to load this time is still that student
-        if had != claimed and not unreadable and numbered(had) != claimed:
-            return None
-        return None if self._anothers_name(had, item, place) else had
 
 
-def _stray(place: Path) -> bool:
-    """A file in a class that is not in an answers format (its row says so): `zoe.txt`."""
-    from ..formats import is_answers_format
-
-    return bool(place.suffix) and not is_answers_format(place) and not place.is_dir()
 
 
-def submission_names(items: Any) -> Names | Collection[str]:
-    """The names a class's submissions go by (`Names`), for the items a plan can look over
-    before reading them: a `Loading` or `Loaded` knows them; of any other list, each item's
-    own name (every item taken to be at the top of the class)."""
-    if isinstance(items, (Loading, Loaded)):
-        return items.names
-    if isinstance(items, (list, tuple)):
-        return Names.of((_own_name(item), _place(item)) for item in items)
-    return ()
 
 
-def _own_name(item: Submission | Result) -> str:
-    if isinstance(item, Submission):
-        return item.folder.name if item.folder is not None else item.path.stem
-    return _named(Path(item.source))
 
 
 def place_of(entry: "SubmissionReading | Submission | Result") -> Path:
@@ -422,45 +194,8 @@ def student_of(entry: "SubmissionReading | Submission | Result") -> str:
     return entry.submission.student if isinstance(entry, SubmissionReading) else entry.student
 
 
-def _place(item: Submission | Result) -> Path:
-    """Where a submission is in the class: its folder, or its file (the path discovery found)."""
-    if isinstance(item, Submission):
-        return item.folder if item.folder is not None else item.path
-    return Path(item.source)
 
 
-def _unique_student(item: Submission | Result, taken: set[str],
-                    reserved: "Names | Collection[str]" = ()) -> Submission | Result:
-    """A student id is the submission's own claim: two files claiming one id get two ids, and
-    a claim to another submission's name is not granted; with the run before known, a
-    submission keeps the id it had (`Names.kept_id`)."""
-    claimed = item.student
-    where = item.path if isinstance(item, Submission) else item.source
-    place = _place(item)
-    if isinstance(reserved, Names):
-        kept = reserved.kept_id(item, taken) if reserved.previous else None
-        if kept is not None:
-            if kept == claimed:
-                return item
-            note = f"another submission in this batch also says it is '{claimed}'; this one ({where}) is " \
-                   f"listed as '{kept}', as in the run before"
-            return replace(item, student=kept, notes=item.notes + (note,))
-        someone_elses = reserved.belongs_elsewhere(item)
-    else:
-        someone_elses = claimed in reserved and claimed != _own_name(item)
-    if claimed not in taken and not someone_elses:
-        return item
-    n = 2
-    while f"{claimed}-{n}" in taken or f"{claimed}-{n}" in reserved or (isinstance(reserved, Names) and (
-            reserved.promised_elsewhere(f"{claimed}-{n}", place) or f"{claimed}-{n}" in reserved.departed)):
-        n += 1
-    new = f"{claimed}-{n}"
-    why = ("another submission in this batch also says it is" if claimed in taken
-           else "another submission in this batch is named" if claimed in reserved
-           else "another submission in this batch was")
-    note = f"{why} '{claimed}'" + (" in the run before" if why.endswith("was") else "") + \
-        f"; this one ({where}) is listed as '{new}'"
-    return replace(item, student=new, notes=item.notes + (note,))
 
 
 class _Reader:
@@ -589,8 +324,6 @@ class _Reader:
                       tuple(canonical(inputs[n]) if n in inputs else None for n in spec.fields))
         self.stats.count(spec.check, key in self.plan.tasks)
         if self.prestart and REGISTRY[spec.check].runs_code and key not in self.plan.tasks:
-            from ..sandbox import prestart
-
             prestart()  # torch is imported in the sandbox's zygote while the rest is planned
         if key not in self.plan.tasks:
             self.plan.tasks[key] = task = Task(key, inputs)
@@ -600,8 +333,6 @@ class _Reader:
 
     def _read(self, homework: str, part: Part, name: str, raw: Any, folder: Path | None) -> Any:
         if part.field(name).kind == "file":
-            from ..submissions import code_folder
-
             field = part.field(name)
             try:
                 folder = code_folder(folder, field.filename, raw)  # code files: at any depth
@@ -689,7 +420,6 @@ def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
     files = [f for f in part.fields if f.kind == "file" and f.filename]
     if not files or folder is None:
         return raw
-    from ..submissions import find_code, is_code
 
     present = {f.name: f.filename for f in files
                if _present(folder / f.filename) or (is_code(f.filename) and find_code(folder, f.filename))}

@@ -28,11 +28,12 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..checkers import REGISTRY
 from ..errors import SubmissionError
-from ..lifeline import end_with_parent
 from ..records import Result, Submission
-from ..scale import LARGE_CLASS
-from .plan import (Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields, submission_names,
-                   unique_students)
+from ..runtime.lifeline import end_with_parent
+from ..runtime.scale import LARGE_CLASS
+from ..sandbox import prestart
+from .identity import submission_names, unique_students
+from .plan import Plan, Resolve, Stats, SubmissionReading, frozen, plan, split_fields
 from .tasks import Task, check_of
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,4 @@ def _join(joined: Plan, share: Plan, resolve: Resolve) -> None:
             joined.tasks[key] = task
     joined.stats.add(share.stats, repeated)
     if any(REGISTRY[check_of(key, joined.assignments)].runs_code for key in share.tasks):
-        from ..sandbox import prestart
-
         prestart()

@@ -14,10 +14,10 @@ from typing import Any, Mapping
 
 from ..checkers import REGISTRY, Outcome
 from ..checkers.messages import INTERNAL_ERROR
-from ..deadline import BudgetExceeded, time_limit
 from ..errors import ConfigError
 from ..mathlang import Value
 from ..reading import FileReading
+from ..runtime.deadline import BudgetExceeded, time_limit
 from .assignment import Assignment
 
 log = logging.getLogger(__name__)

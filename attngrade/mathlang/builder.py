@@ -7,18 +7,20 @@ and every error carries the character span it is about.
 
 from __future__ import annotations
 
+import difflib
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import mpmath
 import sympy
 from lark import Token
 from sympy.matrices.expressions.matexpr import MatrixElement
 
 from ..errors import MathError
-from .limits import Limits
 from .functions import AppliedFunction
+from .limits import Limits
 from .nodes import BIGO, FUNCTION, LIST, MATRIX, SCALAR, Node, shape_text
 from .symbols import GREEK_NAMES, SymbolTable, normalize_name
 
@@ -86,7 +88,6 @@ def _log10(expr: Any) -> float:
         return math.inf if value is not None and not value.is_real else 0.0
     if value == 0:
         return 0.0
-    import mpmath
 
     return float(mpmath.log10(abs(mpmath.mpf(value))))
 
@@ -478,7 +479,6 @@ class Builder:
         word = normalize_name(text)
         close = [n for n in names if n.replace("_", "") == word.replace("_", "")]
         if not close:  # a typo of a declared name: one letter off, or another case
-            import difflib
 
             folded = {n.lower(): n for n in names}
             close = ([folded[word.lower()]] if word.lower() in folded else

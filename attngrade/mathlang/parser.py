@@ -7,10 +7,13 @@ check of the result's kind. Every failure is a MathError that points at a column
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from importlib.resources import files
 from typing import Any
 
+import lark
 import sympy
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -29,11 +32,6 @@ _GRAMMAR = files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8
 def _cache_file() -> str | bool:
     """Where lark keeps the LALR tables: the user's own cache folder, never shared /tmp
     (lark's cache is a pickle, so it must not be a file another user could plant)."""
-    import hashlib
-    import os
-
-    import lark
-
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     folder = os.path.join(base, "attngrade")
     try:

@@ -22,6 +22,8 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..checkers import REGISTRY
+from ..checkers.instances import check_functions
 from ..errors import ConfigError
 from ..mathlang import SymbolTable
 from ..records import FIELD_KINDS, CheckSpec, Field, Homework, Part, Problem
@@ -262,7 +264,6 @@ def _part(raw: Mapping[str, Any], sets: Mapping[str, Any], overrides: Mapping[st
     symbols = _symbols(raw.get("symbols"), sets, where)
     table = SymbolTable.from_data(symbols, free_scalar=bool(raw.get("free_scalar", False)),
                                   juxtaposed_inner=bool(raw.get("juxtaposed_inner", False)))
-    from ..checkers.instances import check_functions
 
     check_functions(table, where)
     fields = tuple(_field(name, spec or {}, sets, where) for name, spec in (raw.get("fields") or {}).items())
@@ -303,8 +304,6 @@ def prepare_part(part: Part, where: str = "") -> Part:
 
 def prepare_check(part: Part, spec: CheckSpec, where: str) -> CheckSpec:
     """The spec with its params validated and its check's preparation stored."""
-    from ..checkers import REGISTRY
-
     check = REGISTRY.get(spec.check)
     if check is None:
         close = difflib.get_close_matches(str(spec.check), list(REGISTRY), n=1)

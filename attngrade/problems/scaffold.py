@@ -9,8 +9,8 @@ from pathlib import Path
 import yaml
 
 from ..errors import ConfigError
-from ..keys import keys_path
 from . import BUNDLED, HOMEWORK_FILE
+from .keys import keys_path
 
 _README = """\
 # {id}

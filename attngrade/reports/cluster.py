@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from ..grading.distributed import DaskExecutor
-from ..output import write_atomic, write_new
 from ..records import Homework, Result
+from ..runtime.files import write_atomic, write_new
+from .pages import render_student
+from .parallel import ReportJob
 
 CHUNK = 200  # reports a worker renders per task: pages are small, a round trip is not
 IN_FLIGHT_PER_THREAD = 3  # chunks sent ahead per worker thread: none waits while this process writes
@@ -36,11 +37,10 @@ class ClusterReports:
     def close(self) -> None:
         """The cluster is the executor's to close (after the run)."""
 
-    def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
-              rubric: bool, advance: Callable[[int], None], also: Any = None,
-              meanwhile: Callable[[], None] | None = None, fresh: bool = False) -> None:
-        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them;
-        `fresh`: `out` is a staged OUT (see `parallel.ReportPool.write`)."""
+    def write(self, job: ReportJob, advance: Callable[[int], None], meanwhile: Callable[[], None] | None = None) -> None:
+        """OUT/<folder>/report.html for every result of `job`, and its class page beside them."""
+        results, folders, out, homeworks, rubric = job.results, job.folders, job.out, job.homeworks, job.rubric
+        also, fresh = job.page, job.fresh
         from dask.distributed import as_completed
 
         client = self.executor.client()
@@ -81,6 +81,4 @@ class ClusterReports:
 
 def render_chunk(results: list[Result], homeworks: Mapping[str, Homework], rubric: bool) -> list[str]:
     """On a Dask worker: each result's report page."""
-    from . import render_student
-
     return [render_student(result, homeworks.get(result.homework or ""), rubric=rubric) for result in results]

@@ -35,13 +35,14 @@ from collections import deque
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from ..lifeline import end_with_parent
-from ..output import write_atomic, write_new
-from ..groups import Group
+from ..grading.groups import Group
 from ..records import Homework, Result
-from ..scale import LARGE_CLASS
+from ..runtime.files import write_atomic, write_new
+from ..runtime.lifeline import end_with_parent
+from ..runtime.scale import LARGE_CLASS
+from .pages import compile_templates, index_pieces, render_student, warm
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +79,6 @@ class ReportPool:
         if self._pool is not None or not self._can_fork:
             return
         try:
-            from . import warm
-
             warm()
         except Exception:  # noqa: BLE001 - said where a report is rendered, if it fails there too
             log.debug("the report processes could not be prepared ahead", exc_info=True)
@@ -101,14 +100,13 @@ class ReportPool:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
 
-    def write(self, results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
-              rubric: bool, advance: Callable[[int], None], also: ClassPage | None = None,
-              meanwhile: Callable[[], None] | None = None, fresh: bool = False) -> None:
-        """OUT/<folder>/report.html for every result, and `also` (the class page) beside them.
+    def write(self, job: ReportJob, advance: Callable[[int], None], meanwhile: Callable[[], None] | None = None) -> None:
+        """OUT/<folder>/report.html for every result of `job`, and its class page beside them.
 
         `meanwhile` (the outputs this process writes: results.json, grades.csv, the overrides
-        template) runs here while the children render, rather than after them. `fresh`: `out` is
-        a staged OUT no one reads yet, whose reports need no temporary file (`output.write_new`)."""
+        template) runs here while the children render, rather than after them."""
+        results, folders, out, homeworks, rubric = job.results, job.folders, job.out, job.homeworks, job.rubric
+        also, fresh = job.page, job.fresh
         if len(results) < SERIAL_BELOW or not self._can_fork:
             _render(results, folders, out, homeworks, rubric, advance, fresh)
             if also is not None:
@@ -117,7 +115,7 @@ class ReportPool:
                 meanwhile()
             return
         if self._pool is None:
-            _write_inherited(self.workers, _Class(results, folders, out, homeworks, rubric, also, fresh), advance,
+            _write_inherited(self.workers, job, advance,
                              meanwhile, self.thaws)
             return
         used = {r.homework for r in results}
@@ -142,28 +140,26 @@ class ClassPage:
     groups: dict[str, dict[str, list[Group]]] | None = None
 
     def write(self, results: Sequence[Result], folders: Sequence[str], homeworks: dict[str, Homework]) -> None:
-        from . import index_pieces
-
         write_atomic(self.path, index_pieces(list(zip(results, folders)), self.title, homeworks, self.groups))
 
 
-def write_reports(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
-                  rubric: bool, workers: int, advance: Callable[[int], None],
-                  also: ClassPage | None = None, pool: ReportPool | None = None,
-                  meanwhile: Callable[[], None] | None = None, fresh: bool = False) -> None:
-    """OUT/<folder>/report.html for every result, in parallel where it pays (in `pool`, if given);
-    `fresh`: `out` is a staged OUT (see `ReportPool.write`)."""
+def write_reports(job: ReportJob, workers: int, advance: Callable[[int], None], pool: Any = None,
+                  meanwhile: Callable[[], None] | None = None) -> None:
+    """OUT/<folder>/report.html for every result, in parallel where it pays (in `pool`, if given:
+    a ReportPool, or a cluster's `cluster.ClusterReports`)."""
     if pool is not None:
-        pool.write(results, folders, out, homeworks, rubric, advance, also, meanwhile, fresh)
+        pool.write(job, advance, meanwhile)
         return
     with ReportPool(workers) as late:
-        late.start(len(results))
-        late.write(results, folders, out, homeworks, rubric, advance, also, meanwhile, fresh)
+        late.start(len(job.results))
+        late.write(job, advance, meanwhile)
 
 
 @dataclass(frozen=True)
-class _Class:
-    """What inherited children render: the whole class, in memory they share with the parent."""
+class ReportJob:
+    """Every student's report and the class page: what to render and where. Inherited children
+    render it from memory they share with the parent; `fresh`: `out` is a staged OUT no one reads
+    yet, whose reports need no temporary file (`runtime.files.write_new`)."""
 
     results: Sequence[Result]
     folders: Sequence[str]
@@ -174,10 +170,10 @@ class _Class:
     fresh: bool = False
 
 
-_INHERITED: _Class | None = None  # set only while children forked for it are running
+_INHERITED: ReportJob | None = None  # set only while children forked for it are running
 
 
-def _write_inherited(workers: int, job: _Class, advance: Callable[[int], None],
+def _write_inherited(workers: int, job: ReportJob, advance: Callable[[int], None],
                      meanwhile: Callable[[], None] | None, thaws: bool = False) -> None:
     """Fork children that see `job` in the memory they share with this process; send them ranges.
 
@@ -292,8 +288,6 @@ def _start_child(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Early children: while the parent is still reading and checking the class, so the first
     # chunk does not pay. Inherited ones find them compiled if the parent prepared (`prepare`).
-    from . import compile_templates
-
     compile_templates()
 
 
@@ -305,8 +299,6 @@ def _render_chunk(results: Sequence[Result], folders: Sequence[str], out: Path, 
 
 def _render(results: Sequence[Result], folders: Sequence[str], out: Path, homeworks: dict[str, Homework],
             rubric: bool, advance: Callable[[int], None], fresh: bool = False) -> None:
-    from . import render_student
-
     write = write_new if fresh else write_atomic
     for result, folder in zip(results, folders):
         write(out / folder / "report.html", render_student(result, homeworks.get(result.homework or ""), rubric=rubric))

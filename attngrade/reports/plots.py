@@ -14,12 +14,12 @@ from typing import Sequence
 
 from markupsafe import Markup
 
+from .environment import environment
+
 CELL = 40  # px per heatmap cell
 
 
 def _env():
-    from . import environment
-
     return environment()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterator
 
-from ..groups import Group
+from ..grading.groups import Group
 from ..records import Homework, Part, Result, Verdict
 from .mathml import statement_html, to_mathml
 from .plots import heatmap, histogram

@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import base64
 import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -97,7 +98,6 @@ def _ask_socket(path: str, request: Mapping[str, Any], wait: float) -> dict:
         (size,) = protocol.HEADER.unpack(_read(reader, protocol.HEADER.size))
         if size > protocol.MAX_RESULT + 1024 * 1024:
             raise protocol.TooLarge(f"an answer of {size} bytes")
-        import json
 
         return json.loads(_read(reader, size).decode("utf-8"))
 

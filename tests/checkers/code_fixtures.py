@@ -34,7 +34,7 @@ def code_submission(folder: Path, bug: str | None = None, layout: str = "src", s
 def grade_code(folder: Path, a5, a5_keys):
     """The Result of grading one code submission in this process (code checks in the sandbox)."""
     from attngrade.grading import InProcess, assignment, grade_submission
-    from attngrade.submissions import load_submission
+    from attngrade.intake.submissions import load_submission
 
     return grade_submission(assignment(a5, a5_keys), load_submission(folder), InProcess(budget=0))
 

@@ -10,8 +10,9 @@ from attngrade.checkers import bigo
 from attngrade.checkers.base import Context
 from attngrade.errors import ConfigError, MathError
 from attngrade.grading import assignment, grade_answer
+from attngrade.grading import Options
 from attngrade.grading import grade as pipeline_grade
-from attngrade.keys import Keys, load_keys
+from attngrade.problems.keys import Keys, load_keys
 from attngrade.mathlang import SymbolTable, parse
 from attngrade.problems import load_homework, prepare_part
 from attngrade.reading import FieldError, read_field
@@ -227,11 +228,12 @@ def test_through_the_pipeline_malformed_is_invalid_and_good_is_correct():
     keys = Keys(homework="hw-bigo", answers={"2a": {"cost": parse("O(M^2 k)", part.table)}})
     given = assignment(homework, keys)
 
-    _, planned = pipeline_grade([Submission("s", "hw-bigo", {"2a": "O(M^2 k"}, Path("s.yaml"))], {"hw-bigo": given})
+    graded = pipeline_grade([Submission("s", "hw-bigo", {"2a": "O(M^2 k"}, Path("s.yaml"))],
+                            Options(assignments={"hw-bigo": given}))
     bad = grade_answer(given, "2a", "O(M^2 k")
     assert bad.status == "invalid" and bad.score == 0
     assert not any("too small" in f or "not tight" in f for f in bad.feedback)
-    assert planned.stats.checks == 0 and not planned.tasks  # the check never ran
+    assert graded.stats.checks == 0 and graded.stats.tasks == 0  # the check never ran
 
     good = grade_answer(given, "2a", r"\mathcal{O}(k M^2)")
     assert good.status == "correct" and good.score == POINTS

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from attngrade.grading import InProcess, assignment, grade_answer
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.problems import load_homework
 from attngrade.records import STATUSES, Verdict
 

@@ -49,7 +49,7 @@ def test_manual_is_pending_and_shows_the_rubric(a5, a5_keys):
 
 # -- declared functions: K_Gauss (defined), φ (random features), softargmax_β (column-wise) --
 def _hw8(part_id, index, **answers):
-    from attngrade.keys import load_keys
+    from attngrade.problems.keys import load_keys
     from attngrade.problems import load_homework
     from pathlib import Path
 
@@ -93,7 +93,7 @@ def test_a_vector_written_the_other_way_round_is_named_as_written():
 
 
 def test_column_softargmax():
-    from attngrade.keys import load_keys
+    from attngrade.problems.keys import load_keys
     from attngrade.problems import load_homework
     from pathlib import Path
 
@@ -110,10 +110,10 @@ def test_column_softargmax():
 # -- evidence: how it was decided, and where the sides differ ------------------------------------
 def test_a_wrong_formula_keeps_the_instance_where_it_differs():
     from attngrade import grading
-    from attngrade.keys import load_keys
+    from attngrade.problems.keys import load_keys
     from attngrade.problems import load_homework
     from attngrade.reports import render_student
-    from attngrade.submissions import load_submission
+    from attngrade.intake.submissions import load_submission
 
     root = Path(__file__).resolve().parents[2]
     hw = load_homework("eecs182-sp23-transformers")
@@ -133,7 +133,7 @@ def test_a_wrong_formula_keeps_the_instance_where_it_differs():
 
 def test_an_equal_formula_says_how_it_was_decided():
     from attngrade import grading
-    from attngrade.keys import load_keys
+    from attngrade.problems.keys import load_keys
     from attngrade.problems import load_homework
 
     root = Path(__file__).resolve().parents[2]
@@ -156,7 +156,7 @@ def test_an_equal_formula_says_how_it_was_decided():
 ])
 def test_must_use_means_the_value_depends_on_the_function(answer, uses):
     from attngrade import grading
-    from attngrade.keys import load_keys
+    from attngrade.problems.keys import load_keys
     from attngrade.problems import load_homework
 
     root = Path(__file__).resolve().parents[2]
@@ -172,7 +172,7 @@ def test_must_use_means_the_value_depends_on_the_function(answer, uses):
 def test_agreeing_to_many_digits_is_not_being_equal(beta):
     """Random instances in floating point agreed to 1e-7; the last one worked out exactly does not."""
     from attngrade.grading import assignment, grade_answer
-    from attngrade.keys import load_keys
+    from attngrade.problems.keys import load_keys
     from attngrade.problems import load_homework
 
     hw = load_homework("nyu-dl-transformer")
@@ -196,7 +196,7 @@ def test_a_formula_not_in_the_asked_terms_says_so_when_it_is_also_not_equal():
 def test_an_answer_written_with_decimals_is_judged_in_floating_point(beta):
     """What was written is a float: equal to seven digits is equal (the exact confirmation is for exact answers)."""
     from attngrade.grading import assignment, grade_answer
-    from attngrade.keys import load_keys
+    from attngrade.problems.keys import load_keys
     from attngrade.problems import load_homework
 
     hw = load_homework("nyu-dl-transformer")

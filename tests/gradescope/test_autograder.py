@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from attngrade.grading import assignment, grade_submission
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.problems import load_homework
-from attngrade.submissions import load_submission
+from attngrade.intake.submissions import load_submission
 from gradescope_helpers import (DATA, EXAMPLES, GOLD_MARK, HOMEWORK, REFERENCE, REPO, TEST_LINES,
                                 parts_by_number, visible_text)
 

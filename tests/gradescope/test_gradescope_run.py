@@ -164,7 +164,7 @@ def test_a_yaml_file_without_a_homework_line_answers_this_assignment(gradescope,
 
 @pytest.mark.parametrize("fmt", ["md", "ipynb", "tex"])
 def test_every_carrier_is_found_and_graded(gradescope, autograder_zip, tmp_path, fmt):
-    from attngrade.formats.write import WRITERS
+    from attngrade.intake.formats.write import WRITERS
     from attngrade.problems import load_homework
 
     write, suffix = WRITERS[fmt]

@@ -16,9 +16,10 @@ from attngrade.cli import main  # noqa: E402
 from attngrade.grading import assignment, plan  # noqa: E402
 from attngrade.reports.cluster import render_chunk as _RENDER_CHUNK  # noqa: E402
 from attngrade.grading.distributed import run_chunk  # noqa: E402
-from attngrade.keys import load_keys  # noqa: E402
+from attngrade.problems.keys import load_keys  # noqa: E402
 from attngrade.problems import load_homework  # noqa: E402
-from attngrade.submissions import load_submission  # noqa: E402
+from attngrade.intake.submissions import load_submission  # noqa: E402
+from attngrade.grading import Class, Options, grade
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,14 +46,13 @@ def _recorded_render_chunk(results, homeworks, rubric):
 def test_reports_are_rendered_on_the_cluster_as_they_are_here(tmp_path, monkeypatch):
     from dask.distributed import LocalCluster
 
-    from attngrade.batch import grade_paths
     from attngrade.grading.distributed import DaskExecutor
     from attngrade.reports import cluster
-    from attngrade.reports.parallel import write_reports
+    from attngrade.reports.parallel import ReportJob, write_reports
 
-    batch = grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions", workers=0)
+    batch = grade(Class([ROOT / "examples" / "cs224n-w21-a5"]), Options(solutions=ROOT / "solutions", workers=0))
     folders = [r.student for r in batch.results]
-    write_reports(batch.results, folders, tmp_path / "here", batch.homeworks, False, 1, lambda n: None)
+    write_reports(ReportJob(batch.results, folders, tmp_path / "here", batch.homeworks, False, None), 1, lambda n: None)
     RENDERED.clear()
     monkeypatch.setattr(cluster, "render_chunk", _recorded_render_chunk)
     monkeypatch.setattr(cluster, "CHUNK", 5)
@@ -60,8 +60,8 @@ def test_reports_are_rendered_on_the_cluster_as_they_are_here(tmp_path, monkeypa
         executor = DaskExecutor(address=local.scheduler_address)
         try:
             advanced = []
-            cluster.ClusterReports(executor).write(batch.results, folders, tmp_path / "there", batch.homeworks, False,
-                                     advanced.append)
+            job = ReportJob(batch.results, folders, tmp_path / "there", batch.homeworks, False, None)
+            cluster.ClusterReports(executor).write(job, advanced.append)
         finally:
             executor.close()
     assert sorted(RENDERED) == [1, 5, 5, 5] and sum(advanced) == len(folders) == 16

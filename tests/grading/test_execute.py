@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.batch import resolver
+from attngrade.grading import resolver
 from attngrade.checkers import REGISTRY, Check, Outcome
 from attngrade.grading import InProcess, load_all, plan
-from attngrade.grading.plan import Loading
+from attngrade.grading.loading import Loading
 from attngrade.grading.execute import GRACE, TRIVIAL, WorkerPool, _batches, executor, start_fork_server
 from attngrade.grading.tasks import check_of
 from attngrade.grading.tasks import timed_out
+from attngrade.grading import Class, Options, grade
 
 ROOT = Path(__file__).resolve().parents[2]
 STOP = threading.Event()
@@ -28,7 +29,7 @@ def planned():
     """The bundled example classes: enough distinct checks for batches of several."""
     items = load_all([ROOT / "examples" / name for name in
                       ("cs224n-w21-a5", "mimuw-2022-p4", "eecs182-sp23-transformers", "nyu-dl-transformer")])
-    return plan(items, resolver(ROOT / "solutions"))
+    return plan(items, resolver(Options(solutions=ROOT / "solutions")))
 
 
 def _quick(planned):
@@ -80,11 +81,11 @@ def test_workers_started_by_the_fork_server_give_the_same_outcomes(planned):
 
 def test_a_large_class_is_read_lazily_and_checked_by_served_workers(monkeypatch, tmp_path):
     # The thresholds of a class of 5,000, lowered to the example class's 16 submissions.
-    from attngrade import batch as batch_module
+    from attngrade.grading import pipeline as batch_module
     from attngrade.grading import execute
 
     folder = ROOT / "examples" / "cs224n-w21-a5"
-    small = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
+    small = grade(Class([folder]), Options(solutions=ROOT / "solutions", workers=2))
     started, pools, loaded = [], [], []
     monkeypatch.setattr(batch_module, "LARGE_CLASS", 2)
     monkeypatch.setattr(batch_module, "start_fork_server", lambda: started.append(True) or start_fork_server())
@@ -92,13 +93,13 @@ def test_a_large_class_is_read_lazily_and_checked_by_served_workers(monkeypatch,
     real_split = batch_module.plan_split
     monkeypatch.setattr(batch_module, "plan_split", lambda items, *a, **k: loaded.append(type(items)) or
                         real_split(items, *a, **k))
-    large = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
+    large = grade(Class([folder]), Options(solutions=ROOT / "solutions", workers=2))
     assert started == [True] and pools == [{"start_method": "forkserver"}] and loaded == [Loading]
     assert [r.to_json() for r in large.results] == [r.to_json() for r in small.results]
 
     # One worker checks here: no server is started for it.
     started.clear(), pools.clear()
-    alone = batch_module.grade_paths([folder], ROOT / "solutions", workers=1)
+    alone = grade(Class([folder]), Options(solutions=ROOT / "solutions", workers=1))
     assert started == [] and pools == [{"start_method": None}]
     assert [r.to_json() for r in alone.results] == [r.to_json() for r in small.results]
 
@@ -170,11 +171,11 @@ def _children() -> set[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="children listed by /proc")
 def test_with_two_workers_the_class_is_checked_while_it_is_read(monkeypatch):
-    from attngrade import batch as batch_module
+    from attngrade.grading import pipeline as batch_module
     from attngrade.grading import execute
 
     folder = ROOT / "examples" / "cs224n-w21-a5"
-    alone = batch_module.grade_paths([folder], ROOT / "solutions", workers=1)
+    alone = grade(Class([folder]), Options(solutions=ROOT / "solutions", workers=1))
     monkeypatch.setattr(execute, "BATCH", 2)  # the example class has few distinct answers
     reading, sent = [], []
     real_split, real_send = batch_module.plan_split, execute.Stream._send
@@ -190,7 +191,7 @@ def test_with_two_workers_the_class_is_checked_while_it_is_read(monkeypatch):
     showing = []
     monkeypatch.setattr(execute.Stream, "_send", lambda self, batch, pool=None, **kw: sent.append(bool(reading)) or
                         showing.append(kw.get("show", False)) or real_send(self, batch, pool, **kw))
-    two = batch_module.grade_paths([folder], ROOT / "solutions", workers=2)
+    two = grade(Class([folder]), Options(solutions=ROOT / "solutions", workers=2))
     assert sent.count(True) >= 2, "batches went to the workers while the class was still being read"
     assert showing == sent, "the batches sent while the class was read, and only those, carry more than checks"
     assert [r.to_json() for r in two.results] == [r.to_json() for r in alone.results]
@@ -199,7 +200,6 @@ def test_with_two_workers_the_class_is_checked_while_it_is_read(monkeypatch):
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="children listed by /proc")
 def test_a_run_stopped_after_its_checking_began_takes_its_workers_with_it(monkeypatch):
-    from attngrade import batch as batch_module
     from attngrade.errors import ConfigError
     from attngrade.grading import execute
 
@@ -210,8 +210,7 @@ def test_a_run_stopped_after_its_checking_began_takes_its_workers_with_it(monkey
                         lambda self, batch, pool=None, **kw: sent.append(batch) or real_send(self, batch, pool, **kw))
     before = _children()
     with pytest.raises(ConfigError, match="--gold nonsense"):  # found once the class is read
-        batch_module.grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions", workers=2,
-                                 gold={"nonsense": ROOT / "solutions"})
+        grade(Class([ROOT / "examples" / "cs224n-w21-a5"]), Options(solutions=ROOT / "solutions", workers=2, gold={"nonsense": ROOT / "solutions"}))
     assert sent, "checking had begun"
     execute.settle()
     deadline = time.monotonic() + 10

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from attngrade import grading
-from attngrade.batch import grade_paths, resolver
+from attngrade.grading import resolver
 from attngrade.cli import main
 from attngrade.errors import ConfigError
 from attngrade.grading import InProcess, assignment, grade_answer, grade_submission
-from attngrade.submissions import load_submission
+from attngrade.intake.submissions import load_submission
+from attngrade.grading import Class, Options, grade
+from attngrade.outputs.run import RunRequest, grade_run
 
 BANKS = Path(__file__).resolve().parents[1] / "data" / "banks"
 
@@ -91,7 +93,7 @@ def test_the_same_answer_in_other_spacing_is_one_task(graded):
 
 def test_each_submission_is_read_once_per_batch(root):
     folder = root / "examples/cs224n-w21-a5"
-    batch = grade_paths([folder], root / "solutions", workers=1)
+    batch = grade(Class([folder]), Options(solutions=root / "solutions", workers=1))
     assert batch.stats.submissions == len(batch.results) == 16
     # every non-blank answer field is read exactly once (the memo counts repeats as hits)
     fields = sum(len(v.answers) for r in batch.results for v in r.parts
@@ -209,7 +211,7 @@ def test_grading_imports_no_output_module():
     code = ("import sys, attngrade.grading; "
             "print('\\n'.join(m for m in sys.modules if m.startswith('attngrade')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    outputs = ("attngrade.reports", "attngrade.gradescope", "attngrade.batch", "attngrade.output",
+    outputs = ("attngrade.reports", "attngrade.gradescope", "attngrade.outputs.run", "attngrade.output",
                "attngrade.overrides", "attngrade.groups", "attngrade.cli", "attngrade.terminal")
     assert not [m for m in loaded if m.startswith(outputs)]
 
@@ -266,11 +268,11 @@ class Recorder:
 
 
 def test_progress_covers_reading_checking_and_writing(root, tmp_path, monkeypatch):
-    from attngrade import batch as batch_module
+    from attngrade.outputs import run as batch_module
 
     recorder = Recorder()
     monkeypatch.setattr(batch_module, "for_terminal", lambda show: recorder)
-    result = batch_module.run([root / "examples/cs224n-w21-a5"], tmp_path / "out", root / "solutions", workers=1)
+    result = grade_run(RunRequest([root / "examples/cs224n-w21-a5"], tmp_path / "out", Options(solutions=root / "solutions", workers=1)))
     names = [name for name, _ in recorder.stages]
     assert [n.split()[0] for n in names] == ["reading", "checking", "writing"]
     for name, total in recorder.stages:
@@ -279,7 +281,7 @@ def test_progress_covers_reading_checking_and_writing(root, tmp_path, monkeypatc
 
 
 def test_no_progress_is_drawn_when_not_on_a_terminal(root, tmp_path, capsys):
-    from attngrade.progress import Quiet, for_terminal
+    from attngrade.runtime.progress import Quiet, for_terminal
 
     assert type(for_terminal(True)) is Quiet  # pytest's stderr is not a terminal
     assert main(["run", str(root / "examples/eecs182-fa22-hw8"), "-o", str(tmp_path / "o"), "--workers", "1"]) == 0
@@ -292,7 +294,7 @@ def test_the_bars_show_count_and_rate_on_a_terminal():
 
     from rich.console import Console
 
-    from attngrade.progress import Bars
+    from attngrade.runtime.progress import Bars
 
     screen = io.StringIO()
     bars = Bars(Console(file=screen, force_terminal=True, width=120))
@@ -354,9 +356,9 @@ def test_a_large_class_is_loaded_one_submission_at_a_time(root, tmp_path):
     with pytest.raises(RuntimeError, match="read once"):
         next(iter(loading))
     assert isinstance(grading.load_all([folder], lazy_from=17), list)  # below the threshold: loaded whole
-    whole = grade_paths([folder], root / "solutions", workers=1)  # 16: loaded whole
+    whole = grade(Class([folder]), Options(solutions=root / "solutions", workers=1))  # 16: loaded whole
     loaded = [r.to_json() for r in whole.results]
-    planned = grading.plan(grading.load_all([folder], lazy_from=1), resolver(root / "solutions"))
+    planned = grading.plan(grading.load_all([folder], lazy_from=1), resolver(Options(solutions=root / "solutions")))
     assert all(not entry.submission.answers for entry in planned.entries if hasattr(entry, "submission"))
     assert [r.to_json() for r in grading.assemble(planned, grading.run(planned.tasks, planned.assignments,
                                                                          InProcess()))] == loaded
@@ -370,7 +372,7 @@ def test_error_rows_claiming_one_id_get_two_ids_too(root, tmp_path):
     (tmp_path / "x.yaml").write_text("answers: [", encoding="utf-8")
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "answers.yaml").write_text("answers: [", encoding="utf-8")
-    batch = grade_paths([tmp_path], root / "solutions")
+    batch = grade(Class([tmp_path]), Options(solutions=root / "solutions"))
     rows = {r.student: r for r in batch.results}
     assert set(rows) == {"full-marks", "x", "x-2"}
     assert rows["x"].error and rows["x-2"].error and not rows["full-marks"].error
@@ -388,7 +390,7 @@ def test_a_file_claiming_another_submissions_name_does_not_take_it(root, tmp_pat
     (tmp_path / "zoe.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
     (tmp_path / "zoe-2.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
     items = load_all([tmp_path], Stats(), lazy_from=1 if lazy else None)
-    planned = plan_split(items, resolver(root / "solutions"), Stats(), workers=1)
+    planned = plan_split(items, resolver(Options(solutions=root / "solutions")), Stats(), workers=1)
     listed = {entry.submission.path.name: entry for entry in planned.entries}
     assert listed["zoe.yaml"].submission.student == "zoe"
     assert listed["zoe-2.yaml"].submission.student == "zoe-2"
@@ -410,7 +412,7 @@ def test_a_folder_nested_in_a_students_submission_does_not_take_a_classmates_nam
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "answers.yaml").write_text(anonymous, encoding="utf-8")
     items = load_all([tmp_path], Stats(), lazy_from=1 if lazy else None)
-    planned = plan_split(items, resolver(root / "solutions"), Stats(), workers=1)
+    planned = plan_split(items, resolver(Options(solutions=root / "solutions")), Stats(), workers=1)
     listed = {entry.submission.folder.relative_to(tmp_path).as_posix(): entry for entry in planned.entries
               if entry.submission.folder is not None}
     assert listed["zoe"].submission.student == "zoe"
@@ -433,7 +435,7 @@ def test_how_deep_a_folder_is_counts_inside_its_class_not_on_the_disk(root, tmp_
         (tmp_path / folder / "answers.yaml").write_text(anonymous, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     items = load_all([tmp_path / "C", Path("D")], Stats(), lazy_from=1 if lazy else None)
-    planned = plan_split(items, resolver(root / "solutions"), Stats(), workers=1)
+    planned = plan_split(items, resolver(Options(solutions=root / "solutions")), Stats(), workers=1)
     ids = {entry.submission.folder.resolve().relative_to(tmp_path).as_posix(): entry.submission.student
            for entry in planned.entries if entry.submission.folder is not None}
     assert ids["C/zoe"] == "zoe" and ids["D/mallory/zoe"] == "zoe-2"
@@ -446,7 +448,7 @@ def test_a_name_whose_submission_claims_another_id_is_free_for_its_namesake(root
     for folder in ("zoe", "ann"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "answers.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
-    batch = grade_paths([tmp_path], root / "solutions")
+    batch = grade(Class([tmp_path]), Options(solutions=root / "solutions"))
     assert sorted(r.student for r in batch.results) == ["ann", "zoe", "zoe-smith"]
 
 
@@ -456,7 +458,7 @@ def test_a_stray_file_named_like_a_submission_does_not_take_its_id(root, tmp_pat
     (tmp_path / "zoe.txt").write_text("my answers are in the yaml", encoding="utf-8")
     for name in ("zoe", "ann"):
         (tmp_path / f"{name}.yaml").write_text(good.replace("student: full-marks\n", ""), encoding="utf-8")
-    batch = grade_paths([tmp_path], root / "solutions")
+    batch = grade(Class([tmp_path]), Options(solutions=root / "solutions"))
     rows = {r.student: r for r in batch.results}
     assert not rows["zoe"].error and rows["zoe"].source.endswith("zoe.yaml")
     assert rows["zoe-2"].error and rows["zoe-2"].source.endswith("zoe.txt")

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.batch import resolver
+from attngrade.grading import resolver
 from attngrade.grading import InProcess, assemble, load_all, plan, run
 from attngrade.grading import shards
 from attngrade.grading.plan import Stats
 from attngrade.records import Submission
+from attngrade.grading import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSES = ("cs224n-w21-a5", "mimuw-2022-p4", "eecs182-sp23-transformers", "nyu-dl-transformer", "eecs182-fa22-hw8")
@@ -37,7 +38,7 @@ def _graded(planned) -> list[dict]:
 def test_a_split_plan_grades_the_class_as_one_process_does(items, monkeypatch):
     monkeypatch.setattr(shards, "SPLIT_FROM", 2)
     monkeypatch.setattr(shards, "SPLIT_MATH", 1)
-    resolve = resolver(ROOT / "solutions")
+    resolve = resolver(Options(solutions=ROOT / "solutions"))
     alone, split = plan(items, resolve, Stats()), shards.plan_split(items, resolve, Stats(), workers=2)
     assert list(split.tasks) == [k for k in alone.tasks if k in split.tasks] and set(split.tasks) == set(alone.tasks)
     assert list(split.assignments) == list(alone.assignments)  # homeworks in the order they first appear
@@ -53,7 +54,7 @@ def test_a_split_plan_grades_the_class_as_one_process_does(items, monkeypatch):
 
 def test_a_class_that_repeats_its_formulas_is_not_split(items, monkeypatch):
     monkeypatch.setattr(shards, "SPLIT_FROM", 2)
-    resolve = resolver(ROOT / "solutions")
+    resolve = resolver(Options(solutions=ROOT / "solutions"))
     distinct = shards.distinct_math(items, resolve)
     assert 0 < distinct < shards.SPLIT_MATH
     assert shards.distinct_math(items + items, resolve) == distinct  # copies add nothing to read

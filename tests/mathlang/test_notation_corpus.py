@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from attngrade.grading import assignment, grade_answer
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.problems import load_homework
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from attngrade.grading import assignment, grade_answer
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.mathlang.rewrite import rewrite
 from attngrade.problems import load_homework
 

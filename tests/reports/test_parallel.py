@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.batch import grade_paths
-from attngrade.output import folder_names
+
+from attngrade.outputs.layout import folder_names
 from attngrade.reports import parallel
-from attngrade.reports.parallel import SERIAL_BELOW, ClassPage, ReportPool, write_reports
+from attngrade.reports.parallel import SERIAL_BELOW, ClassPage, ReportJob, ReportPool, write_reports
+from attngrade.grading import Class, Options, grade
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def large_class():
     """The bundled A5 class, repeated under new ids until the pool is worth starting."""
-    batch = grade_paths([ROOT / "examples" / "cs224n-w21-a5"], ROOT / "solutions")
+    batch = grade(Class([ROOT / "examples" / "cs224n-w21-a5"]), Options(solutions=ROOT / "solutions"))
     graded = batch.results
     copies = -(-SERIAL_BELOW // len(graded))
     results = [replace(r, student=f"{r.student}-{i}") for i in range(copies) for r in graded]
@@ -31,9 +32,8 @@ def _write(results, homeworks, out: Path, workers: int) -> list[str]:
     with ReportPool(workers) as pool:
         pool.start(len(results))
         assert (pool._pool is not None) == (workers > 1 and len(results) >= parallel.FORK_EARLY_FROM)
-        write_reports(results, folders, out, homeworks, False, workers, lambda n: None,
-                      also=ClassPage(out / "index.html", "Class results"), pool=pool,
-                      meanwhile=lambda: calls.append("tables"))
+        job = ReportJob(results, folders, out, homeworks, False, ClassPage(out / "index.html", "Class results"))
+        write_reports(job, workers, lambda n: None, pool=pool, meanwhile=lambda: calls.append("tables"))
     return calls
 
 
@@ -71,7 +71,7 @@ def test_a_caller_that_unfreezes_itself_is_not_made_to_count_what_is_frozen(larg
     monkeypatch.setattr(gc, "get_freeze_count", lambda: counted.append(1) or real())
     frozen_before = real()
     with ReportPool(2, thaws=thaws) as pool:
-        pool.write(results, folder_names(results), tmp_path / "out", homeworks, False, lambda n: None)
+        pool.write(ReportJob(results, folder_names(results), tmp_path / "out", homeworks, False, None), lambda n: None)
     try:
         assert len(counted) == (not thaws)
         assert (tmp_path / "out" / folder_names(results)[0] / "report.html").is_file()
@@ -111,9 +111,9 @@ def test_this_process_renders_beside_the_children_once_its_own_outputs_are_writt
                         or _real(rs, *a))
     counted: list[int] = []
     with ReportPool(workers) as pool:
-        pool.write(results, folder_names(results), tmp_path / "out", homeworks, False, counted.append,
-                   also=ClassPage(tmp_path / "out" / "index.html", "Class results"),
-                   meanwhile=lambda: order.append("tables"))
+        job = ReportJob(results, folder_names(results), tmp_path / "out", homeworks, False,
+                        ClassPage(tmp_path / "out" / "index.html", "Class results"))
+        pool.write(job, counted.append, meanwhile=lambda: order.append("tables"))
     assert forked == [workers - 1]
     assert here and order[0] == "tables", "its own outputs first, then ranges beside the children"
     assert len(here) < -(-len(results) // parallel.CHUNK), "the children rendered the others"
@@ -139,7 +139,8 @@ def test_a_failure_in_this_process_stops_the_ranges_and_is_raised(large_class, t
     caplog.set_level(logging.ERROR)
     with pytest.raises(OSError, match="No space left"):
         with ReportPool(2) as pool:
-            pool.write(results * 2, folder_names(results * 2), tmp_path / "out", homeworks, False, lambda n: None)
+            pool.write(ReportJob(results * 2, folder_names(results * 2), tmp_path / "out", homeworks, False, None),
+                       lambda n: None)
     assert not [r for r in caplog.records if "callback" in r.getMessage()]
     written = sum(1 for _ in (tmp_path / "out").rglob("report.html"))
     assert 0 < written < len(results * 2), "the child stopped after what it held"

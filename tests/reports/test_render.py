@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from attngrade.grading import assignment, grade_submission
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.mathlang import parse
 from attngrade.problems import load_homework
 from attngrade.reports import render_student
 from attngrade.reports.mathml import latex_to_mathml, sanitize, statement_html, to_mathml
-from attngrade.submissions import load_submission
+from attngrade.intake.submissions import load_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 

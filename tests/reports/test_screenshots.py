@@ -16,10 +16,10 @@ from pathlib import Path
 import screenshots
 
 from attngrade.grading import assignment, grade_submission
-from attngrade.keys import load_keys
+from attngrade.problems.keys import load_keys
 from attngrade.problems import load_homework
 from attngrade.reports import render_student
-from attngrade.submissions import load_submission
+from attngrade.intake.submissions import load_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 

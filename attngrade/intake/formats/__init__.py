@@ -1,0 +1,54 @@
+"""Submissions as students write them: YAML, Jupyter notebooks, Markdown and LaTeX.
+
+Every carrier becomes the same Submission (`{part: {field: text}}`), so nothing after
+loading knows which one a student used. Nothing is ever executed: notebooks are read as
+JSON (nbformat converts older versions), LaTeX is parsed by pylatexenc, Markdown is
+scanned line by line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ...errors import ConfigError, SubmissionError
+from ...records import Homework, Submission
+from .latex import read_latex
+from .markdown import read_markdown
+from .notebook import read_notebook
+
+FORMATS = {".yaml": "YAML", ".yml": "YAML", ".ipynb": "notebook", ".md": "Markdown", ".tex": "LaTeX"}
+READ = ", ".join(dict.fromkeys(FORMATS))
+MAX_BYTES = {".ipynb": 100_000_000, ".md": 2_000_000, ".tex": 2_000_000}
+
+
+def is_answers_format(path: Path) -> bool:
+    return path.suffix.lower() in FORMATS
+
+
+def read_carrier(path: Path, text: str, *, homework: str | None, bank: Any,
+                 parse_yaml: Callable[[str, str], Any]) -> Submission:
+    """A notebook, Markdown or LaTeX submission; `homework` is the id to use when the file names none."""
+    suffix = path.suffix.lower()
+
+    def homework_for(found: str | None) -> Homework:
+        wanted = found or homework
+        if not wanted:
+            how = {".ipynb": "notebook metadata 'attngrade.homework' (the template from `grade assign` has it)",
+                   ".md": "front matter at the top ('---', 'homework: <id>', '---')",
+                   ".tex": "\\attnhomework{<id>} in the preamble"}[suffix]
+            raise SubmissionError(f"the file does not say which homework it answers; add {how}, "
+                                  "or pass --homework <id>", path=str(path))
+        try:
+            return bank.load_homework(wanted)
+        except ConfigError as err:
+            if wanted in bank.homework_ids():
+                raise
+            raise SubmissionError(str(err), path=str(path)) from None
+
+    if suffix == ".ipynb":
+        return read_notebook(path, text, homework_for, parse_yaml)
+    if suffix == ".md":
+        return read_markdown(path, text, homework_for, parse_yaml)
+
+    return read_latex(path, text, homework_for)

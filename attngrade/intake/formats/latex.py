@@ -1,0 +1,150 @@
+"""LaTeX write-ups, read with pylatexenc's parser (never compiled, never by regex).
+
+    \\attnhomework{cs224n-w21-a5}
+    \\answer{1b}{2 k_c}                                     one-field part
+    \\answer[V]{1e.ii}{I/\\beta^2}                           one field of a part
+    \\begin{answertext}[why]{1e.i} ... \\end{answertext}    text
+
+Comments are comments: an answer commented out is not an answer. `attngrade.sty`
+(written by `grade assign --format tex`) defines the commands so the file compiles.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ...errors import SubmissionError
+from ...records import Homework, Submission
+from .answers import Collected, unwrap_math
+
+MAX_LATEX_BYTES = 2_000_000
+
+
+@lru_cache(maxsize=1)
+def _context() -> Any:
+    from pylatexenc.latexwalker import get_default_latex_context_db
+    from pylatexenc.macrospec import EnvironmentSpec, MacroSpec
+
+    db = get_default_latex_context_db()
+    db.add_context_category("attngrade", prepend=True,
+                            macros=[MacroSpec("answer", "[{{"), MacroSpec("attnhomework", "{")],
+                            environments=[EnvironmentSpec("answertext", "[{")])
+    return db
+
+
+COMMENT_ENVIRONMENTS = ("comment",)  # the comment package's environment: not part of the document
+
+
+def _nodes(nodes: Any) -> Iterator[Any]:
+    """Every node, depth first, into other commands' arguments too; comments left out."""
+    from pylatexenc.latexwalker import LatexCommentNode, LatexEnvironmentNode
+
+    skipping = 0  # inside \iffalse ... \fi at this level
+    for node in nodes or []:
+        name = getattr(node, "macroname", None)
+        if name == "iffalse":
+            skipping += 1
+            continue
+        if name == "fi" and skipping:
+            skipping -= 1
+            continue
+        if skipping or node is None or isinstance(node, LatexCommentNode):
+            continue
+        if isinstance(node, LatexEnvironmentNode) and node.environmentname in COMMENT_ENVIRONMENTS:
+            continue
+        yield node
+        yield from _nodes(getattr(node, "nodelist", None))
+        if getattr(node, "macroname", None) not in ("answer", "attnhomework"):
+            for arg in _args(node):
+                yield from _nodes([arg] if arg is not None else [])
+
+
+def _inside(text: str, arg: Any) -> str:
+    """The text of a {group} or [optional] argument, without its brackets or % comments."""
+    from pylatexenc.latexwalker import LatexCommentNode
+
+    if arg is None:
+        return ""
+    pieces, last = [], arg.pos + 1
+    for child in getattr(arg, "nodelist", None) or []:
+        if isinstance(child, LatexCommentNode):
+            pieces.append(text[last:child.pos])
+            last = child.pos + child.len
+    pieces.append(text[last:arg.pos + arg.len - 1])
+    return "".join(pieces).replace("\r\n", "\n").replace("\t", "    ")
+
+
+def _braced(arg: Any) -> bool:
+    from pylatexenc.latexwalker import LatexGroupNode
+
+    return isinstance(arg, LatexGroupNode) and arg.delimiters[0] == "{"
+
+
+def _args(node: Any) -> list:
+    argd = getattr(node, "nodeargd", None)
+    return list(getattr(argd, "argnlist", None) or [])
+
+
+def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homework]) -> Submission:
+    from pylatexenc.latexwalker import LatexEnvironmentNode, LatexMacroNode, LatexWalker, LatexWalkerError
+
+    walker = LatexWalker(text, latex_context=_context(), tolerant_parsing=True)
+    try:
+        top, _, _ = walker.get_latex_nodes()
+        nodes = list(_nodes(top))
+    except (LatexWalkerError, RecursionError) as err:
+        raise SubmissionError(f"the LaTeX cannot be read ({err})", path=str(path)) from None
+    homework_id = next((_inside(text, _args(n)[0]).strip() for n in nodes
+                        if isinstance(n, LatexMacroNode) and n.macroname == "attnhomework" and _args(n)
+                        and _args(n)[0] is not None), None)
+    homework = homework_for(homework_id or None)
+    collected = Collected(homework)
+    for node in nodes:
+        line, column = walker.pos_to_lineno_colno(node.pos)
+        place = f"line {line}, column {column + 1}"
+        if isinstance(node, LatexMacroNode) and node.macroname == "answer":
+            args = _args(node)
+            if len(args) < 3 or not _braced(args[1]) or not _braced(args[2]):
+                raise SubmissionError(f"{place}: write \\answer{{<part>}}{{<answer>}} or "
+                                      "\\answer[<field>]{<part>}{<answer>}", path=str(path))
+            _add(collected, _inside(text, args[1]).strip(), _inside(text, args[0]).strip(),
+                 unwrap_math(_inside(text, args[2])).replace("\\%", "%"), place, text_field=False)
+        elif isinstance(node, LatexEnvironmentNode) and node.environmentname == "answertext":
+            args = _args(node)
+            if len(args) < 2 or not _braced(args[1]):
+                raise SubmissionError(f"{place}: write \\begin{{answertext}}[<field>]{{<part>}}", path=str(path))
+            body = node.nodelist or []
+            content = text[body[0].pos:body[-1].pos + body[-1].len].strip() if body else ""
+            _add(collected, _inside(text, args[1]).strip(), _inside(text, args[0]).strip(), content, place,
+                 text_field=True)
+    if not collected.blocks and not collected.invalid:
+        raise SubmissionError(f"no answers were found: write \\answer{{{homework.parts[0].id}}}{{...}} for each "
+                              "part (see the template from `grade assign --format tex`)", path=str(path))
+    return Submission(student=path.stem, homework=homework.id, answers=collected.answers, path=path,
+                      notes=tuple(collected.notes), invalid=dict(collected.invalid))
+
+
+def _add(collected: Collected, part_id: str, field_name: str, value: str, place: str, *, text_field: bool) -> None:
+    part = collected.homework.part(part_id)
+    if part is not None and (not field_name and not part.single_field
+                             or field_name and field_name not in {f.name for f in part.fields}):
+        collected.blocks += 1  # a block that is refused below is still a block
+    if part is None:
+        collected.add(part_id, None, place)  # an unknown part: "did you mean"
+        return
+    if not field_name:
+        if not part.single_field:
+            names = ", ".join(f.name for f in part.fields)
+            collected.invalid.setdefault(part_id, f"{part_id} ({place}): this part has the fields {names}; write "
+                                                  f"one \\answer[<field>]{{{part_id}}}{{...}} for each")
+            return
+        field_name = part.fields[0].name
+    if field_name not in {f.name for f in part.fields}:
+        names = ", ".join(f.name for f in part.fields)
+        collected.notes.append(f"{place}: part {part_id} has no field '{field_name}' (its fields: {names}); "
+                               "this answer was not graded")
+        return
+    collected.add(part_id, {field_name: value} if value.strip() else None, place)
+

@@ -1,0 +1,130 @@
+"""Markdown write-ups: `## Answer <part>` headings, YAML front matter, attngrade fences.
+
+The same reader serves a notebook's Markdown cells. Nothing is rendered or run: the
+text is split into lines and scanned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ...errors import SubmissionError
+from ...records import Homework, Submission
+from .answers import ANY_HEADING, FENCE, HEADING, Collected, block_answer
+
+MAX_MARKDOWN_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class Block:
+    """One answer block: under an `Answer <part>` heading, or a fenced attngrade YAML block."""
+
+    kind: str  # "heading" or "yaml"
+    text: str
+    line: int  # 1-based line of the heading or the fence in its text
+    column: int = 1
+    part: str = ""
+
+
+def without_comments(text: str) -> str:
+    """`text` with each HTML comment (`<!-- ... -->`) blanked out, its line breaks kept for
+    numbering; a `<!--` never closed is left as text (no answer after it vanishes unsaid).
+    A scan, not a regular expression: a lazy `<!--.*?-->` tries every unclosed `<!--` to the
+    end, quadratic on a hostile file."""
+    pieces, start = [], 0
+    while (opening := text.find("<!--", start)) != -1 and (closing := text.find("-->", opening + 4)) != -1:
+        pieces += [text[start:opening], "\n" * text.count("\n", opening, closing + 3)]
+        start = closing + 3
+    return "".join(pieces) + text[start:]
+
+
+def blocks(text: str) -> Iterator[Block]:
+    """Answer blocks in Markdown text, in order. Other fenced code is skipped whole, and
+    HTML comments (`<!-- ... -->`) are blanked out, keeping line numbers."""
+    text = without_comments(text)
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = FENCE.match(line)
+        if fence or line.lstrip().startswith(("```", "~~~")):
+            marker = (fence.group(1) if fence else line.lstrip()[:3])[:3]
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith(marker)), len(lines))
+            if fence:
+                yield Block("yaml", "\n".join(lines[i + 1:end]), i + 1)
+            i = end + 1
+            continue
+        heading = HEADING.match(line)
+        if heading is None:
+            i += 1
+            continue
+        level = len(heading.group(1))
+        end = i + 1
+        while end < len(lines):
+            if lines[end].lstrip().startswith(("```", "~~~")) and not FENCE.match(lines[end]):
+                marker = lines[end].lstrip()[:3]  # code inside the answer: its `# comments` are no headings
+                end = next((j for j in range(end + 1, len(lines)) if lines[j].lstrip().startswith(marker)),
+                           len(lines) - 1) + 1
+                continue
+            other = ANY_HEADING.match(lines[end])
+            if other and len(other.group(1)) <= level or HEADING.match(lines[end]) or FENCE.match(lines[end]):
+                break  # the next answer (at any level), a heading as high as this one, or a fence
+            end += 1
+        yield Block("heading", "\n".join(lines[i + 1:end]), i + 1, line.index("#") + 1, heading.group(2))
+        i = end
+
+
+def collect(text: str, collected: Collected, where: Callable[[Block], str], parse_yaml: Callable[[str, str], Any]) -> None:
+    """Add every answer block of `text` to `collected`; `where` names a block's place."""
+    for block in blocks(text):
+        place = where(block)
+        if block.kind == "yaml":
+            data = parse_yaml(block.text, place)
+            answers = data.get("answers", data) if isinstance(data, dict) else None
+            if not isinstance(answers, dict):
+                raise SubmissionError(f"{place}: an attngrade block holds YAML answers: a mapping from part id "
+                                      "to answer, or 'answers:' with that mapping")
+            for pid, answer in answers.items():
+                if str(pid) not in ("homework", "student"):
+                    collected.add(str(pid), answer, place)
+            continue
+        part = collected.homework.part(block.part)
+        collected.add(block.part, block_answer(part, block.text, collected.notes, place) if part else None, place)
+
+
+def front_matter(text: str, parse_yaml: Callable[[str, str], Any]) -> tuple[dict, str]:
+    """YAML between `---` lines at the very top, and the text after it (lines kept, for numbering)."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, text
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        return {}, text
+    data = parse_yaml("\n".join(lines[1:end]), "front matter")
+    rest = "\n" * (end + 1) + "\n".join(lines[end + 1:])  # blank lines keep line numbers
+    return (data if isinstance(data, dict) else {}), rest
+
+
+def read_markdown(path: Path, text: str, homework_for: Callable[[str | None], Homework],
+                  parse_yaml: Callable[[str, str], Any]) -> Submission:
+    meta, body = front_matter(text, parse_yaml)
+    homework = homework_for(_text(meta.get("homework")))
+    collected = Collected(homework)
+    collect(body, collected, lambda b: f"line {b.line}, column {b.column}", parse_yaml)
+    return _submission(path, meta, homework, collected)
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _submission(path: Path, meta: dict, homework: Homework, collected: Collected) -> Submission:
+    if not collected.blocks:
+        raise SubmissionError("no answers were found: an answer is a heading '## Answer <part id>' (for example "
+                              f"'## Answer {homework.parts[0].id}') followed by the answer, or a fenced "
+                              "```attngrade block of YAML answers", path=str(path))
+    student = _text(meta.get("student")) or path.stem
+    return Submission(student=student, homework=homework.id, answers=collected.answers, path=path,
+                      notes=tuple(collected.notes), invalid=dict(collected.invalid))

@@ -1,0 +1,346 @@
+"""The manual-grading loop: `OUT/overrides.yaml` lists what a person must decide.
+
+`grade run` writes a template listing every answer group and every pending part.
+An instructor fills in `score` (and `comment`) per group or per student, and reruns
+with `--overrides FILE`; a group's score applies to all its members, and a student's
+own entry wins over the group's. An edited file is never overwritten.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from ..errors import ConfigError
+from ..grading.groups import Group
+from ..records import Homework, Result, Verdict
+from ..runtime.files import write_atomic
+from .folder import edited_by_hand
+
+HEADER = """\
+# attngrade overrides. Fill in scores (and, if you like, a `comment`) and rerun the same
+# command with `--overrides {path}`.
+# - groups: `score` is the whole part's score for every student in the group.
+# - students: `manual_score` is the points for the part's written answer (0..manual_points),
+#   added to the machine's `machine_score`; or give `score` to replace the whole part's score
+#   (the only way where what waits is a check attngrade could not decide: 0..max_score).
+# One decision per group or student and part; a student's own entry wins over the group's
+# (the run says so). A key attngrade does not know is refused. attngrade never overwrites
+# this file once you have edited it.
+"""
+
+
+@dataclass(frozen=True)
+class Decision:
+    score: float | None  # the whole part's score
+    comment: str | None
+    line: int
+    manual: float | None = None  # points for the written answer, added to the machine's
+
+
+@dataclass
+class Overrides:
+    groups: dict[tuple[str, str], Decision]  # (homework, group id) -> decision
+    students: dict[tuple[str, str], Decision]  # (student, part) -> decision
+    said: list[str] = field(default_factory=list)  # what the run should tell (a student's entry over a group's)
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups and not self.students
+
+
+def manual_points(homeworks: dict[str, Homework], homework: str | None, part_id: str) -> float:
+    part = homeworks[homework].part(part_id) if homework in homeworks else None
+    return sum(c.points for c in part.checks if c.check == "manual") if part else 0.0
+
+
+def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], path: Path,
+             homeworks: dict[str, Homework]) -> Iterator[str]:
+    """The overrides file for a batch, in pieces: groups per homework, then pending parts per student.
+
+    Pieces, not one string: at 100,000 students the file is about 100 MB."""
+    yield HEADER.format(path=path)
+    yield from _block("groups", (_group_row(homework, group) for homework, by_part in groups.items()
+                                  for part_groups in by_part.values() for group in part_groups))
+    yield from _block("students", (_student_row(r, v, manual_points(homeworks, r.homework, v.part))
+                                    for r in results for v in r.parts
+                                    if v.status == "manual" or v.points.pending > 0))
+
+
+def _student_row(result: Result, v: Verdict, written: float) -> dict[str, Any]:
+    """A pending part: `manual_score` for its written answer, or `score` (the whole part's) when
+    what waits is a check attngrade could not decide (its points are not a written answer's)."""
+    row: dict[str, Any] = {"student": result.student, "part": v.part, "machine_score": v.score}
+    if written > 0:
+        row.update(manual_points=written, manual_score=None)
+    else:
+        row.update(max_score=v.max_score, score=None)
+    row["comment"] = None
+    return row
+
+
+def _group_row(homework: str, group: Group) -> dict[str, Any]:
+    v = group.example
+    return {"homework": homework, "part": group.part, "group": group.id, "count": group.count,
+            "answer": _clip("; ".join(f"{k}: {t}" for k, t in v.answers.items()) if v else ""),
+            "graded": f"{v.status} {v.score:g}/{v.max_score:g}" if v else "",
+            "score": None, "comment": None}
+
+
+# The template is plain data: lists of flat mappings. Written here rather than by yaml.dump,
+# whose representer is pure Python (a second for a class of 1,000); read back with the safe loader.
+_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.#/-]*$")
+_KEYWORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "nan", "inf"}
+
+
+def _block(name: str, rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    empty = True
+    for row in rows:
+        if empty:
+            yield f"{name}:\n"
+            empty = False
+        yield "\n".join(f"{'- ' if i == 0 else '  '}{key}: {_scalar(value)}"
+                         for i, (key, value) in enumerate(row.items())) + "\n"
+    if empty:
+        yield f"{name}: []\n"
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy numbers
+        value = value.item()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return ".nan"
+        if value in (float("inf"), float("-inf")):
+            return ".inf" if value > 0 else "-.inf"
+        text = repr(value)
+        # YAML 1.1 reads 1e-05 as a string: a float needs its point (1.0e-05)
+        return text.replace("e", ".0e", 1) if "e" in text and "." not in text else text
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in _KEYWORDS:
+        return text
+    # A JSON string is a YAML double-quoted scalar, once the characters YAML does not allow
+    # raw (controls, surrogates, U+FFFE/FFFF, NEL) are escaped too, and the line and paragraph
+    # separators, which a YAML reader folds like line breaks (the id would not come back), and the
+    # bidirectional overrides and isolates, which would reorder the line in the instructor's editor.
+    return _UNPRINTABLE.sub(_escape, json.dumps(text, ensure_ascii=False))
+
+
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _clip(text: str, size: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def write_template(out: Path, pieces: Iterable[str], shown: Path | None = None) -> str:
+    """Write OUT/overrides.yaml unless a person edited it; say what happened.
+
+    `shown` is the folder the instructor will find the files in (OUT, when `out` is the
+    run's staging folder)."""
+    target, stamp = out / "overrides.yaml", out / ".overrides.sha256"
+    shown = shown or out
+    digest = hashlib.sha256()
+
+    def hashed() -> Iterator[str]:
+        for piece in pieces:
+            digest.update(piece.encode())
+            yield piece
+
+    if target.exists() and edited_by_hand(out):
+        write_atomic(out / "overrides.new.yaml", pieces)
+        return (f"kept your edited {shown / 'overrides.yaml'}; the current list of groups and pending parts "
+                f"is in {shown / 'overrides.new.yaml'}")
+    write_atomic(target, hashed())
+    write_atomic(stamp, digest.hexdigest() + "\n")
+    return f"wrote {shown / 'overrides.yaml'}: fill in scores and rerun with --overrides {shown / 'overrides.yaml'}"
+
+
+
+
+
+
+def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Group]]],
+         homeworks: dict[str, Homework]) -> Overrides:
+    """Read and validate an overrides file; every error names its line."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: cannot read overrides ({err})") from None
+    known_groups = {(hw, g.id): g for hw, by_part in groups.items() for gs in by_part.values() for g in gs}
+    verdicts = {(r.student, v.part): v for r in results for v in r.parts}
+    homework_of = {r.student: r.homework for r in results}
+    students = set(homework_of)
+    out = Overrides({}, {})
+    for section, entry, line in _entries(root, path):
+        where = f"{path}, line {line}"
+        _known_keys(entry, section, where)
+        score = _number(entry.get("score"), "score", where)
+        manual = _number(entry.get("manual_score"), "manual_score", where) if section == "students" else None
+        if score is None and manual is None:
+            continue  # not decided yet
+        if score is not None and manual is not None:
+            raise ConfigError(f"{where}: give `score` (the whole part's) or `manual_score` (added to the machine's), "
+                              "not both")
+        comment = entry.get("comment")
+        decision = Decision(score, None if comment in (None, "") else str(comment), line, manual)
+        if section == "groups":
+            if score is None:
+                raise ConfigError(f"{where}: a group takes a `score` (the whole part's)")
+            key = (str(entry.get("homework")), str(entry.get("group")))
+            group = known_groups.get(key)
+            if group is None:
+                raise ConfigError(f"{where}: no answer group {key[1]!r} in homework {key[0]!r} in this batch")
+            if entry.get("part") not in (None, "") and str(entry.get("part")) != group.part:
+                raise ConfigError(f"{where}: group {key[1]!r} is an answer group of part {group.part!r}, not "
+                                  f"{entry.get('part')!r}; fix the part or the group")
+            _check_range(where, decision.score, group.example.max_score if group.example else 0.0)
+            _once(out.groups, key, decision, where, f"group {key[1]!r}")
+        else:
+            student, part = str(entry.get("student")), str(entry.get("part"))
+            if student not in students:
+                close = difflib.get_close_matches(student, sorted(students), n=1, cutoff=0.8) or [
+                    s for s in students if s.lower() == student.lower()][:1]
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(f"{where}: no student {student!r} in this batch{hint}; for a student who left, "
+                                  "delete the entry")
+            verdict = verdicts.get((student, part))
+            if verdict is None:
+                raise ConfigError(f"{where}: student {student!r} has no part {part!r}")
+            if score is not None:
+                _check_range(where, score, verdict.max_score)
+            if manual is not None:
+                written = manual_points(homeworks, homework_of[student], part)
+                if written == 0:
+                    raise ConfigError(f"{where}: part {part!r} has no written answer for staff to score; what waits "
+                                      "is a check attngrade could not decide: give `score`, the whole part's score")
+                _check_range(where, manual, written, "manual_score")
+            _once(out.students, (student, part), decision, where, f"{student} {part}")
+    out.said = _over_groups(out, groups, path)
+    return out
+
+
+IDS = ("student", "part", "group", "homework")
+# The keys of an entry of each section: what the template writes (some only to read) and what a person fills in.
+KEYS = {"groups": ("homework", "part", "group", "count", "answer", "graded", "score", "comment"),
+        "students": ("student", "part", "machine_score", "manual_points", "max_score", "manual_score", "score",
+                     "comment")}
+
+
+def _known_keys(entry: dict, section: str, where: str) -> None:
+    """A key attngrade does not read is a typo (`manual-score`): a decision it would silently drop."""
+    for key in entry:
+        if str(key) not in KEYS[section]:
+            close = difflib.get_close_matches(str(key).replace("-", "_").lower(), KEYS[section], n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{where}: unknown key {str(key)!r}{hint}; an entry of {section} takes "
+                              + ", ".join(KEYS[section]))
+
+
+def _once(decided: dict, key: Any, decision: Decision, where: str, what: str) -> None:
+    if key in decided:
+        raise ConfigError(f"{where}: a second decision for {what} (the first is on line {decided[key].line}); "
+                          "keep one")
+    decided[key] = decision
+
+
+def _over_groups(out: Overrides, groups: dict[str, dict[str, list[Group]]], path: Path) -> list[str]:
+    """A student's entry on a part whose answer group was decided too: the student's is used, said."""
+    if not out.groups or not out.students:
+        return []
+    decided = {(member, g.part): out.groups[(hw, g.id)] for hw, by_part in groups.items() for gs in by_part.values()
+               for g in gs if (hw, g.id) in out.groups for member in g.members}
+    return [f"{path}, line {mine.line}: {student} {part}: this student's entry is used, not the group's decision "
+            f"on line {decided[(student, part)].line}"
+            for (student, part), mine in out.students.items() if (student, part) in decided]
+
+
+def _entries(root: Any, path: Path):
+    if root is None:
+        return
+    if not isinstance(root, yaml.MappingNode):
+        raise ConfigError(f"{path}, line {root.start_mark.line + 1}: expected the sections 'groups' and 'students'")
+    for key_node, value_node in root.value:
+        section = key_node.value
+        if section not in ("groups", "students"):
+            raise ConfigError(f"{path}, line {key_node.start_mark.line + 1}: unknown section {section!r}")
+        if isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "null", "~"):
+            continue
+        if not isinstance(value_node, yaml.SequenceNode):
+            raise ConfigError(f"{path}, line {value_node.start_mark.line + 1}: {section} must be a list")
+        for item in value_node.value:
+            data = _construct(item)
+            if not isinstance(data, dict):
+                raise ConfigError(f"{path}, line {item.start_mark.line + 1}: each entry must be a mapping")
+            # Ids as written: YAML 1.1 would read a student 0123 as the octal 83, 1.10 as 1.1 and
+            # `no` as False; any scalar not written as text is taken as its text.
+            for key_node, value in item.value:
+                read = isinstance(value, yaml.ScalarNode) and value.tag.endswith((":int", ":float", ":bool", ":null"))
+                if key_node.value in IDS and read and value.value:
+                    data[key_node.value] = value.value
+            yield section, data, item.start_mark.line + 1
+
+
+def _construct(node: Any) -> Any:
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    finally:
+        loader.dispose()
+
+
+def _number(value: Any, name: str, where: str) -> float | None:
+    if value in (None, ""):
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ConfigError(f"{where}: {name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _check_range(where: str, score: float, maximum: float, name: str = "score") -> None:
+    if not 0 <= score <= maximum:
+        raise ConfigError(f"{where}: {name} {score:g} is outside 0..{maximum:g}")
+
+
+def apply(results: list[Result], overrides: Overrides, group_of: dict[tuple[str, str], tuple[str, str]]) -> list[Result]:
+    """Results with the decisions applied; `group_of[(student, part)] = (homework, group id)`."""
+    if overrides.empty:
+        return results
+    updated = []
+    for result in results:
+        parts = []
+        for v in result.parts:
+            decision = overrides.students.get((result.student, v.part)) or overrides.groups.get(
+                group_of.get((result.student, v.part), ("", "")))
+            parts.append(_decide(v, decision) if decision else v)
+        total = round(sum(v.score for v in parts), 6)
+        updated.append(replace(result, parts=tuple(parts), score=total))
+    return updated
+
+
+def _decide(v: Verdict, decision: Decision) -> Verdict:
+    score = decision.score if decision.score is not None else min(v.max_score, v.score + (decision.manual or 0.0))
+    decision = replace(decision, score=score)
+    status = "correct" if decision.score >= v.max_score - 1e-9 else "incorrect" if decision.score == 0 else "partial"
+    note = "scored by course staff" + (f": {decision.comment}" if decision.comment else "")
+    points = replace(v.points, pending=0.0)  # decided by a person: nothing is waiting any more
+    return replace(v, score=decision.score, status=status, feedback=v.feedback + (note,), points=points)

@@ -1,0 +1,27 @@
+"""The jinja2 environment every page is rendered in: autoescaped, with the filters the templates use."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from ..runtime.text import printable
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("attngrade.reports", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,  # the templates ship with the package: no stat of their files per report
+    )
+    env.filters["points"] = lambda x: f"{round(x, 2):g}"  # two decimals for reading; JSON keeps them exact
+    env.filters["percent"] = lambda x: f"{100 * x:.1f}%"
+    # Ids and other short student text shown among other names: the controls that would reorder
+    # what follows them (a right-to-left override makes "\u202eecila" look like "alice") are shown
+    # as their escapes, as in grades.csv and on the terminal.
+    env.filters["printable"] = lambda text: printable(str(text))
+    return env
