@@ -33,7 +33,7 @@ CONNECT_SECONDS = 10  # a scheduler that does not answer by then (or has no work
 
 
 @dataclass
-class _Session:
+class _Connection:
     """The cluster both stages use (checks, then reports): connected once, closed by `close`."""
 
     client: Any = None
@@ -46,7 +46,7 @@ class DaskExecutor:
     workers: int = 2  # LocalCluster workers (one process and one thread each)
     budget: float = 2.0
     on_done: Callable[[int], None] | None = field(default=None, compare=False)  # progress: tasks finished
-    session: _Session = field(default_factory=_Session, compare=False, repr=False)  # shared by `replace` copies
+    connection: _Connection = field(default_factory=_Connection, compare=False, repr=False)  # shared by `replace` copies
 
     @property
     def spec(self) -> str:
@@ -73,7 +73,7 @@ class DaskExecutor:
         with self.failures("checking"):
             needed = {key.homework: assignments[key.homework] for key in keys}
             # Scattered under keys of their own: a dict's keys would be the homework ids, which
-            # another scatter in this session (or a hand-made one on the cluster) may also use.
+            # another scatter on this connection (or a hand-made one on the cluster) may also use.
             shared = dict(zip(needed, client.scatter(list(needed.values()), broadcast=True)))
             futures = [client.submit(run_chunk, [tasks[k] for k in chunk], shared, self.budget, pure=False)
                        for chunk in chunks]
@@ -85,15 +85,15 @@ class DaskExecutor:
 
     def client(self) -> Any:
         """The cluster's client, connected (a LocalCluster started) on first use."""
-        if self.session.client is None:
+        if self.connection.client is None:
             dask, client_type, cluster_type = _dask()
             with dask.config.set({"distributed.worker.daemon": False}):
                 if self.address is None:
-                    self.session.cluster = cluster_type(n_workers=self.workers, threads_per_worker=1,
+                    self.connection.cluster = cluster_type(n_workers=self.workers, threads_per_worker=1,
                                                         processes=True, dashboard_address=None)
-                target = self.session.cluster if self.session.cluster is not None else self.address
-                self.session.client = _connect(client_type, target, self.spec)
-        return self.session.client
+                target = self.connection.cluster if self.connection.cluster is not None else self.address
+                self.connection.client = _connect(client_type, target, self.spec)
+        return self.connection.client
 
     @contextmanager
     def failures(self, doing: str) -> Iterator[None]:
@@ -106,12 +106,12 @@ class DaskExecutor:
                               "again (or without --executor)") from err
 
     def close(self) -> None:
-        session = self.session
-        if session.client is not None:
-            session.client.close()
-        if session.cluster is not None:
-            session.cluster.close()
-        session.client = session.cluster = None
+        connection = self.connection
+        if connection.client is not None:
+            connection.client.close()
+        if connection.cluster is not None:
+            connection.cluster.close()
+        connection.client = connection.cluster = None
 
 
 def _dask() -> tuple[Any, Any, Any]:

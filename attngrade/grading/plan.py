@@ -233,7 +233,7 @@ class _Reader:
         """One part as read; the same answer to a part without files is read once per plan.
 
         Sharing the PartReading (and so, in assemble, the Verdict) keeps a class's memory
-        growing with its distinct answers: at 100,000 students that is what fits in 1 GB."""
+        growing with its distinct answers, not with its students."""
         if any(f.kind == "file" for f in part.fields) and folder is not None:
             return self._shared_file_part(assignment.id, self._part(part, raw, folder, assignment, problem))
         memo_key = (assignment.id, part.id, problem, frozen(raw))

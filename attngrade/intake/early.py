@@ -1,7 +1,6 @@
 """A class's answers files read by a child forked before the heavy imports.
 
-`grade run` spends its first ~0.3 s importing sympy and numpy in one process while the other
-cores wait, and finding the class's answers files and reading them is work for another process.
+`grade run` begins by importing sympy and numpy in one process while the other cores wait, and finding the class's answers files and reading them is work for another process.
 So with more than one worker the command forks a child before those imports
 (`EarlyLoad.start`): it finds the submissions as the run will (`intake.submissions.discover`) and
 reads them, in order, until the run asks for what it has; the run reads the rest, with every worker.

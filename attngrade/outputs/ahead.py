@@ -1,10 +1,9 @@
 """The staged OUT and its students' folders, made by a child process while the class is checked.
 
 Every report lives in a folder of its own, and making a folder is the costliest file-system
-call a run makes: 0.2 to 0.9 ms of kernel time each on an ext4 virtual disk, and made one at a
-time in one parent folder however many processes ask (they queue on its lock). For 1,000
-students that is a fixed 0.2 to 0.9 s of the write stage that no number of report processes
-shortens. The names are known as soon as the class is read, so with more than one worker a
+call a run makes, and folders are made one at a time in one parent folder however many
+processes ask (they queue on its lock): a fixed part of the write stage that no number of
+report processes shortens. The names are known as soon as the class is read, so with more than one worker a
 child forked then makes them while the class is checked and the report writers find them made.
 
 A process, not a thread: a thread would wait for the interpreter's lock after every folder
@@ -123,7 +122,7 @@ class FoldersAhead:
         if made is None:
             return None
         # OUT's top as it was: no folder of a person's was added meanwhile (see `Keeping.persons`),
-        # known without reading the run before's list again (40 MB at 100,000 students).
+        # known without reading the run before's list again (large for a large class).
         if made.students != students or made.keeping.places != places or made.top != _top(self.out):
             self.made = made  # close() removes it
             return None

@@ -199,9 +199,9 @@ def _problem(path: Path) -> str | None:
 
 
 def _by_line(path: Path) -> list[tuple[str, Entry | None]] | None:
-    """The entries of a list as `lines` writes it, one line at a time: parsed whole, a list of
-    100,000 costs 57 MB at its peak, which the allocator keeps for the rest of the run; None
-    for a file written otherwise."""
+    """The entries of a list as `lines` writes it, one line at a time: parsed whole, a large
+    class's list would peak in memory the allocator keeps for the rest of the run; None for a
+    file written otherwise."""
     try:
         return [(place, _entry(value)) for place, value in _pairs(path)]
     except _WrittenOtherwise:

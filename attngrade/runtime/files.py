@@ -52,7 +52,7 @@ os.umask(_UMASK)
 
 
 def file_sha256(path: Path) -> str:
-    """A file's SHA-256, read a megabyte at a time (at 100,000 students overrides.yaml is 100 MB)."""
+    """A file's SHA-256, read a megabyte at a time (a large class's overrides.yaml is large)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

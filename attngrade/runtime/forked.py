@@ -1,8 +1,7 @@
 """Part of a list's work done by a forked child, its results sent back pickled.
 
 For work whose results are cheap to pickle and whose inputs the child inherits: loading a
-class's submission files (plain YAML data: 1,000 submissions pickle in 10 ms, and load in
-200 ms). The child is forked from this process, does its share, writes the pickled results
+class's submission files (plain data, which pickles far faster than the files load). The child is forked from this process, does its share, writes the pickled results
 to a pipe and exits without Python's exit handlers; this process does its own share
 meanwhile, then reads. A child that fails in any way is no failure of the work: its share
 is done here (`Share.result` returns None and the caller does it).

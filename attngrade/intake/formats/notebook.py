@@ -18,7 +18,7 @@ from .markdown import _submission, _text, collect
 
 MAX_NOTEBOOK_BYTES = 100_000_000
 # A notebook's JSON objects and lists: a few thousand in one written by hand, however large its
-# images; each costs the reader about a hundred bytes (13 million empty outputs took 6.6 GB).
+# images; each costs the reader memory, so a file of millions of empty outputs is refused.
 MAX_CONTAINERS = 500_000
 
 
