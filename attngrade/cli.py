@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .commands import early
 from .errors import EXIT_OK, AttngradeError
 from .runtime import tuning
 from .runtime.text import UNENCODABLE, printable
@@ -16,7 +16,7 @@ from .runtime.text import UNENCODABLE, printable
 # Each command's module under attngrade.commands: only the one that runs is imported.
 COMMANDS = {"check": "check", "run": "run", "validate": "validate", "assign": "assign", "export": "export",
             "autograder": "autograder", "gradescope": "gradescope", "new-homework": "new_homework",
-            "problems": "problems"}
+            "problems": "problems", "review": "review", "groups": "groups"}
 
 
 def parser(kind: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -37,6 +37,8 @@ def parser(kind: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> arg
     _add_problems(sub)
     _add_export(sub)
     _add_new_homework(sub)
+    _add_review(sub)
+    _add_groups(sub)
     return made
 
 
@@ -144,6 +146,33 @@ def _add_new_homework(sub: Any) -> None:
                      help="where the bundled homework's keys are, to copy (default: ./solutions)")
 
 
+def _add_review(sub: Any) -> None:
+    review = sub.add_parser("review", help="the staff grading app over a run's output folder (a local web server)")
+    review.add_argument("out", type=Path, metavar="OUT", help="the output folder of a `grade run`")
+    review.add_argument("--port", type=int, default=None, metavar="N",
+                        help="the port to listen on (default: the first free from 8765; 0: any free port)")
+    review.add_argument("--host", default="127.0.0.1", metavar="H",
+                        help="the address to listen on (default: 127.0.0.1, this machine only)")
+    review.add_argument("--homework", default=None, metavar="ID|DIR",
+                        help="the homework folder the run graded, if not a bundled one (its parts' fields and rubric)")
+    review.add_argument("--bank", type=Path, default=None, metavar="DIR", help="the problem bank the run graded with")
+    review.add_argument("--import", dest="import_overrides", type=Path, default=None, metavar="FILE",
+                        help="take the decisions of an overrides file into the staff store, then stop")
+    review.add_argument("--export", dest="export_overrides", type=Path, default=None, metavar="FILE",
+                        help="write the staff store's decisions as an overrides file, then stop")
+    review.add_argument("--grader", default="import", metavar="NAME", help="who the audit log names for --import")
+
+
+def _add_groups(sub: Any) -> None:
+    groups = sub.add_parser("groups", help="each part's groups of answers waiting for staff (no server)")
+    groups.add_argument("out", type=Path, metavar="OUT", help="the output folder of a `grade run`")
+    groups.add_argument("--part", default=None, metavar="ID", help="only this part (its id, or HOMEWORK:ID)")
+    groups.add_argument("--json", action="store_true", help="print a JSON object: part id -> its groups")
+    groups.add_argument("--homework", default=None, metavar="ID|DIR",
+                        help="the homework folder the run graded, if not a bundled one")
+    groups.add_argument("--bank", type=Path, default=None, metavar="DIR", help="the problem bank the run graded with")
+
+
 def _folder(text: str) -> Path:
     """A folder named on the command line: an empty name (`-o "$UNSET"`) is not the current folder."""
     if not text.strip():
@@ -194,7 +223,11 @@ def read_early(argv: list[str]) -> Any:
     """For `grade run` with more than one local worker: a child forked now, before the library is
     imported, that begins reading the class meanwhile (`commands.early`); else None."""
     args = _parsed_quietly(argv)
-    return early.start(args) if args is not None else None
+    if args is None or args.command != "run":
+        return None
+    # The run command's own module imports the library; its early read is a module of its own
+    # that imports none of it (`commands.early`), loaded only for a run.
+    return importlib.import_module(f"{__package__}.commands.early").start(args)
 
 
 def import_library(argv: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""The core records: Homework, Problem, Part, Field, Submission, Verdict, Result.
+"""The core records: Homework, Problem, Part, Field, Submission, Verdict (with its Status), Result.
 
 All frozen: a loaded homework is shared by every submission of a batch, and a Verdict
 is memoized across students, so nothing may change one after it is made.
@@ -7,6 +7,7 @@ is memoized across students, so nothing may change one after it is made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -14,7 +15,24 @@ from typing import TYPE_CHECKING, Any, Mapping
 if TYPE_CHECKING:  # only named in annotations: the records load without sympy (see early.py)
     from .mathlang import SymbolTable
 
-STATUSES = ("correct", "partial", "incorrect", "invalid", "missing", "manual", "unchecked", "error")
+
+class Status(str, Enum):
+    """A part's grade in one word. A `str` so that JSON, CSV and reports hold the word itself."""
+
+    CORRECT = "correct"
+    PARTIAL = "partial"
+    INCORRECT = "incorrect"
+    INVALID = "invalid"  # the answer could not be read or checked at all
+    MISSING = "missing"  # no answer
+    MANUAL = "manual"  # points wait for course staff
+    UNCHECKED = "unchecked"  # a self-check: read, never compared with a key
+    ERROR = "error"  # attngrade itself failed: course staff's problem, never the student's
+
+    def __str__(self) -> str:  # the word, not `Status.CORRECT`, wherever it is formatted
+        return self.value
+
+
+STATUSES = tuple(s.value for s in Status)
 FIELD_KINDS = ("math", "bool", "choice", "text", "number", "file")
 
 
@@ -127,7 +145,7 @@ class PartPoints:
     decided: float = 0.0  # the maximum of the machine checks that settled their points
     staff: float = 0.0  # machine points left to course staff (no gold, a check that could not decide)
     text: float = 0.0  # points of written (text) answers
-    pending: float = 0.0  # points waiting for a person now: undecided machine points, unscored written answers
+    pending_points: float = 0.0  # points waiting for a person now: undecided machine points, unscored written answers
 
 
 @dataclass(frozen=True)
@@ -137,21 +155,21 @@ class Verdict:
     part: str
     score: float
     max_score: float
-    status: str
+    status: Status
     feedback: tuple[str, ...] = ()
-    readings: Mapping[str, str] = field(default_factory=dict)  # field -> how it was read
+    shown: Mapping[str, str] = field(default_factory=dict)  # field -> how it was read, as people see it
     answers: Mapping[str, str] = field(default_factory=dict)  # field -> what was written
     evidence: Mapping[str, Any] = field(default_factory=dict)
-    values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # typed readings
+    readings: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # field -> typed reading
     points: PartPoints = field(default_factory=PartPoints, compare=False)
 
     @property
     def pending_points(self) -> float:
         """Points of this part that course staff have yet to decide (never counted as 0)."""
-        return round(self.points.pending, 6)
+        return round(self.points.pending_points, 6)
 
     @property
-    def waiting(self) -> bool:
+    def is_pending(self) -> bool:
         """Every point of the part waits for course staff: its score is not 0, it is not there yet."""
         return bool(self.pending_points) and self.score == 0 and self.pending_points >= self.max_score - 1e-9
 
@@ -168,7 +186,7 @@ class Verdict:
             "status": self.status,
             "pending_points": self.pending_points,
             "feedback": list(self.feedback),
-            "readings": dict(self.readings),
+            "readings": dict(self.shown),
         }
         if self.flags:
             out["flags"] = self.flags

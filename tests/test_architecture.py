@@ -26,7 +26,7 @@ LAYERS = [
     {"grading"},
     {"reports"},
     {"outputs"},
-    {"gradescope"},
+    {"gradescope", "review"},
     {"commands"},
     {"cli", "__main__"},
 ]
@@ -44,6 +44,8 @@ DEFERRED = {
     "rich": "only a terminal shows a progress bar",
     "pebble": "only worker processes with time limits",
     "jinja2": "only the Gradescope zip's scripts are rendered from templates here",
+    "wordllama": "the embed extra: loaded only when written answers are grouped by meaning",
+    "uvicorn": "the review extra: only grade review's server",
 }
 
 # Functions allowed an import of the package's own modules inside them, each with its reason.
@@ -66,9 +68,6 @@ MAX_PARAMS = 8
 LONG = {
     ("attngrade.sandbox.zygote", "_run_child"): "to split: the child's setup, run and report",
     ("attngrade.checkers.accuracy", "check"): "to split: reading, scoring and flags",
-    ("attngrade.checkers.attention", "check_qkv"): "to split with attention.py",
-    ("attngrade.checkers.attention", "_wrong_query"): "to split with attention.py",
-    ("attngrade.checkers.attention", "_follow"): "to split with attention.py",
 }
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from . import (
     accuracy,
-    attention,
+    attention_qkv,
+    attention_query,
     bigo,
     choice,
     dimensions,
@@ -36,15 +37,11 @@ REGISTRY: dict[str, Check] = {
         # free text, scored by a person
         Check("manual", manual.check),
         # a query (or one per head) whose attention weights tend to a target
-        Check("attention_query", attention.check_query, prepare=attention.prepare_query, params=(
-            Param("n", (int,), required=True), Param("positions", (dict,), required=True),
-            Param("target", (dict,), required=True), Param("noise", (float,)),
-            Param("unscaled_points", (float,)))),
+        Check("attention_query", attention_query.check_query, params=attention_query.PARAMS,
+              prepare=attention_query.prepare_query),
         # V, K, Q whose self-attention outputs tend to targets as β grows
-        Check("attention_qkv", attention.check_qkv, prepare=attention.prepare_qkv, partial=True, params=(
-            Param("basis", (list,), required=True), Param("norm", (str,), required=True),
-            Param("inputs", (list,), required=True), Param("targets", (dict,), required=True),
-            Param("partial", (dict,)))),
+        Check("attention_qkv", attention_qkv.check_qkv, params=attention_qkv.PARAMS, prepare=attention_qkv.prepare_qkv,
+              partial=True),
         # a prediction file's accuracy recomputed against gold, with the reported numbers
         Check("accuracy_file", accuracy.check, params=accuracy.PARAMS, prepare=accuracy.prepare),
         # a 2×2 block that advances (sin ωt, cos ωt) by one step, for every t

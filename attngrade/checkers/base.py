@@ -2,34 +2,44 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
+from ..runtime.text import did_you_mean
 
 
 @dataclass(frozen=True)
 class Outcome:
     """The result of one check: points earned, what to tell the student, and evidence.
 
-    `pending` marks work for a person (text parts); `unchecked` marks a key-based check
+    `is_pending` marks work for a person (text parts); `unchecked` marks a key-based check
     run without keys (a student's self-check), which must not hint at the key;
     `invalid` an answer that could not be checked at all (e.g. past the time budget);
     `failed` a failure of attngrade itself, which is course staff's problem, never the
-    student's. `feedback` holds plain lines or Findings (lines that keep their pieces);
+    student's. `feedback` holds plain lines or Findings (lines made of their pieces);
     the assemble stage renders them all the same way.
     """
 
     earned: float
     feedback: tuple[str, ...] = ()
     evidence: Mapping[str, Any] = field(default_factory=dict)
-    pending: bool = False
+    is_pending: bool = False
     unchecked: bool = False
     invalid: bool = False
     failed: bool = False
+    # The former name of `is_pending`, still taken from checks that pass it (never stored).
+    pending: InitVar[bool] = False
+
+    def __post_init__(self, pending: bool) -> None:
+        if pending:
+            object.__setattr__(self, "is_pending", True)
+
+
+# Read under the former name too: the InitVar's default would otherwise answer for it.
+Outcome.pending = property(lambda self: self.is_pending)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -117,8 +127,7 @@ class Check:
         known = {p.name: p for p in self.params}
         for name in params:
             if name not in known:
-                close = difflib.get_close_matches(str(name), list(known), n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                hint = did_you_mean(str(name), known)
                 takes = ", ".join(p.describe() for p in self.params) or "no params"
                 raise ConfigError(f"{where}: unknown parameter '{name}'{hint}; this check takes: {takes}")
         for p in self.params:

@@ -75,10 +75,10 @@ def check_functions(table: SymbolTable, where: str) -> None:
     for spec in table.specs.values():
         if spec.kind != "function":
             continue
-        readings = [("define", lambda: _definition(spec, table))] if spec.define is not None else []
-        readings += [(f"impl_params {key}", lambda value=value: parse(str(value), table))
-                     for key, value in spec.impl_params.items()]
-        for what, read in readings:
+        to_read = [("define", lambda: _definition(spec, table))] if spec.define is not None else []
+        to_read += [(f"impl_params {key}", lambda value=value: parse(str(value), table))
+                    for key, value in spec.impl_params.items()]
+        for what, read in to_read:
             try:
                 read()
             except MathError as err:

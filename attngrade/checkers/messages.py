@@ -11,11 +11,9 @@ from __future__ import annotations
 
 
 class Finding(str):
-    """A finding, and its rendered text: it reads and compares as that text.
+    """A finding, as its rendered text: it reads and compares as that text."""
 
-    The pieces stay available (`field`, `what`, `got`, `needed`, `hint`) for outputs
-    that lay them out differently, such as a table in a report.
-    """
+    __slots__ = ()
 
     def __new__(cls, what: str, field: str | None = None, got: str | None = None, needed: str | None = None,
                 hint: str | None = None) -> "Finding":
@@ -26,9 +24,7 @@ class Finding(str):
             text += f" — got {got}"
         if hint:
             text += f" — {hint}"
-        self = super().__new__(cls, text)
-        self.what, self.field, self.got, self.needed, self.hint = what, field, got, needed, hint
-        return self
+        return super().__new__(cls, text)
 
 
 def render(line: str) -> str:

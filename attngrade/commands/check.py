@@ -9,7 +9,7 @@ import sys
 
 from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, SubmissionError
 from ..grading import self_check
-from ..records import Result
+from ..records import Result, Status
 from ..runtime.text import printable
 from .options import homework_source
 
@@ -32,8 +32,8 @@ def main(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_MARK = {"correct": "ok", "partial": "~", "incorrect": "x", "invalid": "!", "missing": "-", "manual": "?",
-         "unchecked": "?"}
+_MARK = {Status.CORRECT: "ok", Status.PARTIAL: "~", Status.INCORRECT: "x", Status.INVALID: "!", Status.MISSING: "-",
+         Status.MANUAL: "?", Status.UNCHECKED: "?"}
 
 
 def print_result(result: Result) -> None:
@@ -47,7 +47,7 @@ def print_result(result: Result) -> None:
         print(f"  note: {note}")
     for v in result.parts:
         print(f"[{_MARK.get(v.status, '?'):>2}] {v.part:<8} {v.status:<10} {v.score:g}/{v.max_score:g}")
-        for name, text in v.readings.items():
+        for name, text in v.shown.items():
             print(f"       {name} read as: {text}")
         for line in v.feedback:
             print("       " + line.replace("\n", "\n       "))

@@ -7,21 +7,7 @@ is what `run_autograder` calls for each submission, and always writes results.js
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from .build import build_autograder as build
-from .run import run_gradescope as run
-
-
-def build_autograder(homework_id: str, out_path: Path, **kwargs: Any) -> Path:
-    """See `attngrade.gradescope.build.build_autograder`."""
-    return build(homework_id, out_path, **kwargs)
-
-
-def run_gradescope(root: Path) -> int:
-    """See `attngrade.gradescope.run.run_gradescope`."""
-    return run(root)
-
+from .build import build_autograder
+from .run import run_gradescope
 
 __all__ = ["build_autograder", "run_gradescope"]

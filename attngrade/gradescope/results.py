@@ -27,12 +27,14 @@ from typing import Any, Iterable, Mapping
 
 from .. import __version__
 from ..checkers import REGISTRY
-from ..records import CheckSpec, Homework, Part, PartPoints, Result, Verdict
+from ..records import CheckSpec, Homework, Part, PartPoints, Result, Status, Verdict
 
 FORMAT = "html"
 FLAGS_TEST = "Integrity flags (course staff only)"
 ERROR_TEST = "Submission could not be graded"
 DETAILS_TEST = "Error details (course staff only)"
+# A part's test fails with these; `manual` and `unchecked` wait for course staff, which is no failure.
+FAILED = (Status.INCORRECT, Status.PARTIAL, Status.INVALID, Status.MISSING, Status.ERROR)
 
 
 def compares_with_secret(spec: CheckSpec, gold: Iterable[str]) -> bool:
@@ -108,11 +110,11 @@ def _part_test(part: Part, title: str, verdict: Verdict, points: PartPoints, vis
     machine = round(points.decided + points.staff, 6)  # a part's machine points: the same for everyone
     score = round(min(verdict.score, machine), 6)
     # points left to staff are not failed points: the test passes when all it decided was earned
-    failed = verdict.status in ("incorrect", "partial", "invalid", "missing", "error") or score < points.decided - 1e-9
+    failed = verdict.status in FAILED or score < points.decided - 1e-9
     body = [f"<p><strong>{_e(verdict.status)}</strong>: {score:g} of {machine:g} points</p>"]
-    if verdict.readings:
+    if verdict.shown:
         body.append("<p>How your answer was read:</p>")
-        body.append(_list(f"{name}: <code>{_e(text)}</code>" for name, text in _escaped_keys(verdict.readings)))
+        body.append(_list(f"{name}: <code>{_e(text)}</code>" for name, text in _escaped_keys(verdict.shown)))
     if verdict.feedback:
         body.append(_list_text(verdict.feedback))
     rest = []
@@ -159,9 +161,9 @@ def _summary(result: Result, checked: Mapping[str, Verdict], ctx: Context, shown
             if verdict is None:
                 continue
             out.append(f"<h4>{_e(part.id)}</h4>")
-            if verdict.readings:
+            if verdict.shown:
                 out.append(_list(f"{name} read as: <code>{_e(text)}</code>"
-                                 for name, text in _escaped_keys(verdict.readings)))
+                                 for name, text in _escaped_keys(verdict.shown)))
             if verdict.feedback:
                 out.append(_list_text(verdict.feedback))
     if text_parts or staff_rest:

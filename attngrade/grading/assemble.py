@@ -13,7 +13,7 @@ from ..checkers import Outcome
 from ..checkers.messages import render
 from ..records import Result, Verdict
 from .ledger import Ledger
-from .plan import Plan, PartReading, SubmissionReading
+from .plan import PartReading, Plan, SubmissionReading
 from .tasks import TaskKey
 
 UNCHECKED = Outcome(0.0, ("read; compared with the key when your course staff grades it",), unchecked=True)
@@ -65,5 +65,5 @@ def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_chec
             ledger.add(spec, outcomes[step.task])
     feedback = [*reading.feedback, *(render(line) for line in ledger.feedback)]
     return Verdict(part.id, round(ledger.earned, 6), part.points, ledger.status(reading.unreadable, self_check),
-                   tuple(dict.fromkeys(feedback)), reading.shown, reading.answers, ledger.evidence,
-                   reading.readings, ledger.points())
+                   tuple(dict.fromkeys(feedback)), shown=reading.shown, answers=reading.answers,
+                   evidence=ledger.evidence, readings=reading.readings, points=ledger.points())

@@ -41,9 +41,6 @@ class Assignment:
                        explain=dict(keys.explain.get(part.id, {})) if keys else {},
                        rubric=keys.rubrics.get(part.id) if keys else None, gold=dict(self.gold))
 
-    def compares_with_key(self, part: Part, index: int) -> bool:
-        return REGISTRY[part.checks[index].check].needs_key
-
 
 def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = False,
                gold: Mapping[str, Path] | None = None, solutions: Any = None) -> Assignment:

@@ -101,7 +101,7 @@ def answer_groups(results: Iterable[Result], parts: dict[str, Part],
     for result in results:
         for verdict in result.parts:
             part = parts.get(verdict.part)
-            if part is None or not verdict.values:
+            if part is None or not verdict.readings:
                 continue
             gid = known.get(id(verdict))
             if gid is None:
@@ -115,14 +115,14 @@ def answer_groups(results: Iterable[Result], parts: dict[str, Part],
 def _group_of(verdict: Verdict, part: Part, prints: dict[tuple[str, str, str], str], homework: str,
               made: Prints) -> str:
     pieces = []
-    for name in sorted(verdict.values):
-        reading = verdict.values[name]
+    for name in sorted(verdict.readings):
+        reading = verdict.readings[name]
         memo = (verdict.part, name, _identity(reading))
         if memo not in prints:
             given = made.get((homework, *memo))
             prints[memo] = given if given is not None else fingerprint(part, name, reading)
         pieces.append(f"{name}={prints[memo]}")
-    for name in sorted(set(verdict.answers) - set(verdict.values)):
+    for name in sorted(set(verdict.answers) - set(verdict.readings)):
         # written but unreadable: not the same as left blank, and two typos are two answers
         text = verdict.answers[name]
         pieces.append(f"{name}=unreadable:{hashlib.sha256(text.encode()).hexdigest()[:12]}")

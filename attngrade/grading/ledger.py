@@ -8,8 +8,9 @@ supplied, attngrade's own failure), and the points of written (text) answers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from ..checkers import Outcome
-from ..records import CheckSpec, PartPoints
+from ..records import CheckSpec, PartPoints, Status
 
 
 @dataclass
@@ -20,8 +21,8 @@ class Ledger:
     machine_max: float = 0.0  # points machines decide (text parts are a person's)
     undecided: float = 0.0  # machine points a check left to a person (no gold, could not decide)
     text: float = 0.0  # points of manual (text) checks
-    waiting: float = 0.0  # points of checks that left their points to a person (text to score, no gold, ...)
-    pending: bool = False
+    pending_points: float = 0.0  # points of checks that left them to a person (text to score, no gold, ...)
+    is_pending: bool = False  # a check left work for a person
     unchecked: bool = False
     unanswered: bool = False
     invalid: bool = False
@@ -44,44 +45,44 @@ class Ledger:
                 self.evidence[name] = self.evidence[name] + item  # e.g. integrity flags of two checks
             else:
                 self.evidence[name] = item
-        self.pending |= outcome.pending
+        self.is_pending |= outcome.is_pending
         self.unchecked |= outcome.unchecked
         self.invalid |= outcome.invalid
         self.failed |= outcome.failed
-        if outcome.unchecked or outcome.pending or outcome.failed:
-            self.waiting += spec.points - outcome.earned
+        if outcome.unchecked or outcome.is_pending or outcome.failed:
+            self.pending_points += spec.points - outcome.earned
             if spec.check != "manual":
                 self.undecided += spec.points - outcome.earned
 
     def points(self) -> PartPoints:
         return PartPoints(decided=round(self.machine_max - self.undecided, 6), staff=round(self.undecided, 6),
-                          text=round(self.text, 6), pending=round(self.waiting, 6))
+                          text=round(self.text, 6), pending_points=round(self.pending_points, 6))
 
-    def status(self, unreadable: bool, self_check: bool) -> str:
+    def status(self, unreadable: bool, self_check: bool) -> Status:
         if self.failed and not (unreadable or self.invalid):
-            return "error"
-        machine_max, pending, unchecked = self.machine_max, self.pending, self.unchecked
+            return Status.ERROR
+        machine_max, is_pending, unchecked = self.machine_max, self.is_pending, self.unchecked
         if not self_check or not unchecked:
             # Points a check could not settle (e.g. test gold absent) are for a person.
             machine_max -= self.undecided
-            pending = pending or self.undecided > 0
+            is_pending = is_pending or self.undecided > 0
             unchecked = False
-        return status(self.earned, machine_max, unreadable or self.invalid, pending, unchecked, self.unanswered)
+        return status(self.earned, machine_max, unreadable or self.invalid, is_pending, unchecked, self.unanswered)
 
 
-def status(earned: float, machine_max: float, invalid: bool, pending: bool, unchecked: bool,
-           unanswered: bool = False) -> str:
+def status(earned: float, machine_max: float, invalid: bool, is_pending: bool, unchecked: bool,
+           unanswered: bool = False) -> Status:
     if invalid:
-        return "invalid"
+        return Status.INVALID
     if machine_max == 0:
-        return "manual" if pending or not unanswered else "incorrect"
+        return Status.MANUAL if is_pending or not unanswered else Status.INCORRECT
     if unchecked and earned < machine_max:
-        return "unchecked"
+        return Status.UNCHECKED
     if earned >= machine_max - 1e-9:
         if unanswered:
-            return "partial"
-        return "manual" if pending else "correct"
-    return "incorrect" if earned <= 1e-9 else "partial"
+            return Status.PARTIAL
+        return Status.MANUAL if is_pending else Status.CORRECT
+    return Status.INCORRECT if earned <= 1e-9 else Status.PARTIAL
 
 
 def static_points(specs: tuple[CheckSpec, ...]) -> PartPoints:
@@ -90,4 +91,3 @@ def static_points(specs: tuple[CheckSpec, ...]) -> PartPoints:
     for spec in specs:
         ledger.expect(spec)
     return ledger.points()
-

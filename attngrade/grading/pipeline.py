@@ -10,7 +10,6 @@ checks comes in with the `Hooks`.
 
 from __future__ import annotations
 
-import difflib
 import gc
 import time
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from ..problems.keys import load_keys
 from ..records import Homework, Result, Submission, Verdict
 from ..runtime.progress import Quiet
 from ..runtime.scale import LARGE_CLASS
+from ..runtime.text import did_you_mean
 from .assemble import assemble
 from .assignment import Assignment, assignment
 from .execute import Executor, InProcess, Showing, Stream, WorkerPool, default_workers, executor, run, start_fork_server
@@ -168,8 +168,7 @@ def check_gold_names(gold: Mapping[str, Path], assignments: Mapping[str, Assignm
     used = set(gold_names([part for a in assignments.values() for part in a.homework.parts]))
     for name in gold:
         if name not in used:
-            close = difflib.get_close_matches(name, sorted(used), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            hint = did_you_mean(name, sorted(used), "; did you mean '{}'?")
             known = ", ".join(sorted(used)) or "none"
             raise ConfigError(f"--gold {name}: no check of the homeworks graded here reads a gold named '{name}'"
                               f"{hint} (the gold names they read: {known})")

@@ -8,7 +8,6 @@ the returned Plan.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 from dataclasses import dataclass, field, replace
@@ -20,8 +19,8 @@ from ..errors import ConfigError, SubmissionError
 from ..intake.submissions import code_folder, error_result, find_code, is_code
 from ..mathlang import Value
 from ..reading import FieldError, FileReading, describe, read_field
-from ..records import Part, Result, Submission, Verdict
-from ..runtime.text import safe_text
+from ..records import Part, Result, Status, Submission, Verdict
+from ..runtime.text import closest, did_you_mean, safe_text
 from ..sandbox import prestart
 from .assignment import Assignment
 from .identity import Names, _place, submission_names, unique_students
@@ -218,8 +217,7 @@ class _Reader:
         known = {p.id for p in homework.parts}
         for pid in submission.answers:
             if pid not in known:
-                close = difflib.get_close_matches(pid, sorted(known), n=1, cutoff=0.6)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                hint = did_you_mean(pid, sorted(known))
                 notes.append(f"unknown part '{pid}'{hint} was not graded; this homework's parts are: "
                              + ", ".join(p.id for p in homework.parts))
         parts = tuple(self.part(part, submission.answers.get(part.id), submission.folder, assignment,
@@ -268,7 +266,7 @@ class _Reader:
     def _part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
               problem: str | None = None) -> PartReading:
         if problem is not None:  # the carrier already found it cannot be graded (two different answers)
-            return PartReading(part, Verdict(part.id, 0.0, part.points, "invalid", (problem,),
+            return PartReading(part, Verdict(part.id, 0.0, part.points, Status.INVALID, (problem,),
                                              points=static_points(part.checks)))
         raw = _with_files(part, raw, folder)
         if _blank(raw) or raw == {}:
@@ -278,7 +276,7 @@ class _Reader:
             names = ", ".join(f.name for f in part.fields)
             example = "\n".join(f"  {f.name}: ..." for f in part.fields)
             return PartReading(part, Verdict(
-                part.id, 0.0, part.points, "invalid",
+                part.id, 0.0, part.points, Status.INVALID,
                 (f"{part.id}: this part has the fields {names}; write them as a mapping:\n{part.id}:\n{example}",),
                 answers={"": safe_text(raw)}, points=static_points(part.checks)))
         if all(_blank(v) for v in fields.values()):
@@ -386,12 +384,11 @@ def frozen(raw: Any) -> Any:
 
 
 def _same_but_case(name: str, names: list[str]) -> str | None:
-    return next((n for n in names if n.lower() == name.lower()), None) or next(
-        iter(difflib.get_close_matches(name, names, n=1, cutoff=0.75)), None)
+    return next((n for n in names if n.lower() == name.lower()), None) or closest(name, names, cutoff=0.75)
 
 
 def _missing(part: Part) -> Verdict:
-    return Verdict(part.id, 0.0, part.points, "missing", ("no answer was given",), points=static_points(part.checks))
+    return Verdict(part.id, 0.0, part.points, Status.MISSING, ("no answer was given",), points=static_points(part.checks))
 
 
 class _Unknown:

@@ -109,9 +109,11 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
         score = "" if result.get("error") else _points(result.get("score", 0))
         # Student ids come from the submissions: a cell must never start a spreadsheet formula.
         if fmt == "canvas":
-            writer.writerow([spreadsheet_cell(person.name or person.id), "", spreadsheet_cell(person.sid), spreadsheet_cell(person.id), "", score])
+            writer.writerow([spreadsheet_cell(person.name or person.id), "", spreadsheet_cell(person.sid),
+                             spreadsheet_cell(person.id), "", score])
         else:
-            writer.writerow([spreadsheet_cell(person.name or person.id), spreadsheet_cell(person.sid), spreadsheet_cell(person.email), score])
+            writer.writerow([spreadsheet_cell(person.name or person.id), spreadsheet_cell(person.sid),
+                             spreadsheet_cell(person.email), score])
     if fmt == "gradescope" and not roster:
         said_first = ["no --roster: the export has no SID or email, which Gradescope matches students by"]
     elif fmt == "gradescope" and not any(p.sid or p.email for p in roster.values()):
@@ -119,10 +121,10 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
                       "students by one of them"]
     else:
         said_first = []
-    pending = [r["student"] for r in results if r.get("pending_points")]
+    pending_students = [r["student"] for r in results if r.get("pending_points")]
     said = unmatched([r["student"] for r in results], roster) if roster else []
-    if pending:
-        said.append(f"{len(pending)} students have points still to be graded by course staff; their exported "
+    if pending_students:
+        said.append(f"{len(pending_students)} students have points still to be graded by course staff; their exported "
                     "scores are what is decided so far (rerun grade export after the overrides)")
     failed = [r["student"] for r in results if r.get("error")]
     if failed:

@@ -8,7 +8,6 @@ own entry wins over the group's. An edited file is never overwritten.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
@@ -20,8 +19,9 @@ import yaml
 
 from ..errors import ConfigError
 from ..grading.groups import Group
-from ..records import Homework, Result, Verdict
+from ..records import Homework, Result, Status, Verdict
 from ..runtime.files import write_atomic
+from ..runtime.text import did_you_mean
 from .folder import edited_by_hand
 
 HEADER = """\
@@ -65,13 +65,13 @@ def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], p
              homeworks: dict[str, Homework]) -> Iterator[str]:
     """The overrides file for a batch, in pieces: groups per homework, then pending parts per student.
 
-    Pieces, not one string: at 100,000 students the file is about 100 MB."""
+    Pieces, not one string: a large class's file is written as it comes, never whole in memory."""
     yield HEADER.format(path=path)
     yield from _block("groups", (_group_row(homework, group) for homework, by_part in groups.items()
                                   for part_groups in by_part.values() for group in part_groups))
     yield from _block("students", (_student_row(r, v, manual_points(homeworks, r.homework, v.part))
                                     for r in results for v in r.parts
-                                    if v.status == "manual" or v.points.pending > 0))
+                                    if v.status == Status.MANUAL or v.points.pending_points > 0))
 
 
 def _student_row(result: Result, v: Verdict, written: float) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def _group_row(homework: str, group: Group) -> dict[str, Any]:
 
 
 # The template is plain data: lists of flat mappings. Written here rather than by yaml.dump,
-# whose representer is pure Python (a second for a class of 1,000); read back with the safe loader.
+# whose representer is pure Python and slow for a large class; read back with the safe loader.
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.#/-]*$")
 _KEYWORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "nan", "inf"}
 
@@ -218,9 +218,10 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
         else:
             student, part = str(entry.get("student")), str(entry.get("part"))
             if student not in students:
-                close = difflib.get_close_matches(student, sorted(students), n=1, cutoff=0.8) or [
-                    s for s in students if s.lower() == student.lower()][:1]
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                known = sorted(students)
+                same_but_case = [s for s in known if s.lower() == student.lower()]
+                hint = (did_you_mean(student, known, _MEANT, cutoff=0.8)
+                        or did_you_mean(student, same_but_case, _MEANT, cutoff=0.0))
                 raise ConfigError(f"{where}: no student {student!r} in this batch{hint}; for a student who left, "
                                   "delete the entry")
             verdict = verdicts.get((student, part))
@@ -239,6 +240,7 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
     return out
 
 
+_MEANT = " (did you mean {!r}?)"  # the hint's form here: names quoted as Python quotes them
 IDS = ("student", "part", "group", "homework")
 # The keys of an entry of each section: what the template writes (some only to read) and what a person fills in.
 KEYS = {"groups": ("homework", "part", "group", "count", "answer", "graded", "score", "comment"),
@@ -250,8 +252,7 @@ def _known_keys(entry: dict, section: str, where: str) -> None:
     """A key attngrade does not read is a typo (`manual-score`): a decision it would silently drop."""
     for key in entry:
         if str(key) not in KEYS[section]:
-            close = difflib.get_close_matches(str(key).replace("-", "_").lower(), KEYS[section], n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(str(key).replace("-", "_").lower(), KEYS[section], _MEANT)
             raise ConfigError(f"{where}: unknown key {str(key)!r}{hint}; an entry of {section} takes "
                               + ", ".join(KEYS[section]))
 
@@ -321,7 +322,8 @@ def _check_range(where: str, score: float, maximum: float, name: str = "score") 
         raise ConfigError(f"{where}: {name} {score:g} is outside 0..{maximum:g}")
 
 
-def apply(results: list[Result], overrides: Overrides, group_of: dict[tuple[str, str], tuple[str, str]]) -> list[Result]:
+def apply(results: list[Result], overrides: Overrides,
+          group_of: dict[tuple[str, str], tuple[str, str]]) -> list[Result]:
     """Results with the decisions applied; `group_of[(student, part)] = (homework, group id)`."""
     if overrides.empty:
         return results
@@ -340,7 +342,8 @@ def apply(results: list[Result], overrides: Overrides, group_of: dict[tuple[str,
 def _decide(v: Verdict, decision: Decision) -> Verdict:
     score = decision.score if decision.score is not None else min(v.max_score, v.score + (decision.manual or 0.0))
     decision = replace(decision, score=score)
-    status = "correct" if decision.score >= v.max_score - 1e-9 else "incorrect" if decision.score == 0 else "partial"
+    status = (Status.CORRECT if decision.score >= v.max_score - 1e-9 else Status.INCORRECT if decision.score == 0
+              else Status.PARTIAL)
     note = "scored by course staff" + (f": {decision.comment}" if decision.comment else "")
-    points = replace(v.points, pending=0.0)  # decided by a person: nothing is waiting any more
+    points = replace(v.points, pending_points=0.0)  # decided by a person: nothing is waiting any more
     return replace(v, score=decision.score, status=status, feedback=v.feedback + (note,), points=points)

@@ -39,6 +39,8 @@ from .lms import read_roster, unmatched
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
 from .overrides import template, write_template
+from .staff import STORE
+from .staff import apply as apply_staff
 from .write import Groups, Outputs, groups_of, report_folders, show_decided, write_outputs
 
 log = logging.getLogger(__name__)
@@ -143,6 +145,7 @@ class _Run:
         batch.groups = groups_of(batch.results, homeworks, self.prints)
         if self.request.overrides is not None:
             self._decided(batch)
+        self._staff_graded(batch)
         settle()  # the run stage's pool, joined in the background: done before report processes fork
         made = self._made(batch)
         started = (time.perf_counter(), time.process_time())
@@ -178,6 +181,15 @@ class _Run:
         if not decisions.empty:  # the class page and the next template show the groups as decided
             batch.groups = groups_of(batch.results, homeworks, self.prints)
             show_decided(batch.groups, batch.results, set(decisions.students))
+
+    def _staff_graded(self, batch: Batch) -> None:
+        """The grades course staff gave in `grade review` (OUT's store), for the parts still pending:
+        a decision of the overrides file wins."""
+        homeworks = batch.homeworks
+        batch.graded.results, said = apply_staff(batch.results, batch.groups, self.request.out / STORE, homeworks)
+        batch.messages += said
+        if said:  # the class page and the overrides template show the staff-decided parts
+            batch.groups = groups_of(batch.results, homeworks, self.prints)
 
     def _made(self, batch: Batch) -> Made:
         """The report folders: made while the class was checked, or named now."""

@@ -8,7 +8,7 @@ import json
 import unicodedata
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..records import Homework, Result
+from ..records import Homework, Result, Verdict
 from ..runtime.outfiles import FOLDERS_FILE as FOLDERS_FILE
 from ..runtime.text import printable
 
@@ -18,7 +18,7 @@ def results_json(results: Iterable[Result]) -> Iterator[str]:
 
     One line a student keeps the file greppable and diffable, lets it be written as the
     records come (no string of the whole class in memory), and uses json's C encoder
-    (an indented dump runs the pure-Python one: half of the write stage at 1,000 students)."""
+    (an indented dump runs the pure-Python one, much the slower)."""
     yield "["
     for i, result in enumerate(results):
         yield ("\n" if i == 0 else ",\n") + json.dumps(result.to_json(), ensure_ascii=False)
@@ -53,16 +53,17 @@ def grades_csv(results: list[Result], homeworks: dict[str, Homework],
         scores = {(f"{result.homework}:{v.part}" if prefix else v.part): _score_cell(v) for v in result.parts}
         person = (roster or {}).get(result.student)
         yield row([
-            spreadsheet_cell(result.student), *[spreadsheet_cell(getattr(person, c, "")) for c in people], spreadsheet_cell(result.homework or ""),
+            spreadsheet_cell(result.student), *[spreadsheet_cell(getattr(person, c, "")) for c in people],
+            spreadsheet_cell(result.homework or ""),
             *[scores.get(c, "") for c in columns],
             _number(result.score), _number(result.pending_points), _number(result.max_score),
             spreadsheet_cell(result.error or ""),
         ])
 
 
-def _score_cell(v: Any) -> str:
+def _score_cell(v: Verdict) -> str:
     """A part's score; blank while all of its points wait for course staff (pending is not 0)."""
-    return "" if v.waiting else _number(v.score)
+    return "" if v.is_pending else _number(v.score)
 
 
 def _number(x: float) -> str:

@@ -13,7 +13,6 @@ same way anywhere on disk.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import replace
 from functools import lru_cache
 from importlib.resources import files
@@ -27,6 +26,7 @@ from ..checkers.instances import check_functions
 from ..errors import ConfigError
 from ..mathlang import SymbolTable
 from ..records import FIELD_KINDS, CheckSpec, Field, Homework, Part, Problem
+from ..runtime.text import did_you_mean
 from .lines import with_line
 
 SCHEMA = 1
@@ -91,8 +91,7 @@ class Bank:
                 raise ConfigError(f"{where}: every problem entry names its problem with 'id'")
             if not self._path("library", str(entry["id"])).is_file():
                 known = self.problem_ids()
-                close = difflib.get_close_matches(str(entry["id"]), known, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                hint = did_you_mean(str(entry["id"]), known)
                 raise ConfigError(with_line(f"{where}: no problem '{entry['id']}'{hint}; the problems are: "
                                             + ", ".join(known), where, self._path("homeworks", homework_id)
                                             .read_text(encoding="utf-8")))
@@ -228,7 +227,7 @@ KEYS = {
     "homework": ("schema", "id", "title", "course", "problems"),
     "problem entry": ("id", "parts", "points"),
     "problem": ("schema", "id", "title", "source", "intro", "symbol_sets", "parts"),
-    "part": ("id", "points", "statement", "symbols", "free_scalar", "juxtaposed_inner", "fields", "checks"),
+    "part": ("id", "points", "statement", "symbols", "free_scalar", "juxtaposed_inner", "fields", "checks", "rubric"),
     "field": ("kind", "expect", "shape", "options", "percent", "filename", "symbols", "free_scalar"),
     "check": ("check", "fields", "points", "params", "optional"),
 }
@@ -240,8 +239,7 @@ def only(data: Mapping[str, Any], what: str, where: str) -> None:
         raise ConfigError(f"{where}: a {what} must be a mapping")
     for key in data:
         if str(key) not in KEYS[what]:
-            close = difflib.get_close_matches(str(key), KEYS[what], n=1, cutoff=0.6)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(str(key), KEYS[what])
             raise ConfigError(f"{where}: unknown key '{key}' in a {what}{hint}; a {what} takes: "
                               + ", ".join(KEYS[what]))
 
@@ -306,8 +304,7 @@ def prepare_check(part: Part, spec: CheckSpec, where: str) -> CheckSpec:
     """The spec with its params validated and its check's preparation stored."""
     check = REGISTRY.get(spec.check)
     if check is None:
-        close = difflib.get_close_matches(str(spec.check), list(REGISTRY), n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        hint = did_you_mean(str(spec.check), REGISTRY)
         raise ConfigError(f"{where}: unknown check '{spec.check}'{hint}; the checks are: {', '.join(REGISTRY)}")
     return replace(spec, prepared=check.validate(spec.params, part, spec, where))
 

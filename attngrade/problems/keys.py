@@ -6,7 +6,6 @@ for the instructor, raised before any student is graded.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -17,6 +16,7 @@ from ..errors import ConfigError
 from ..reading import FieldError, read_field
 from ..records import Homework
 from ..runtime.safe_yaml import SAFE_LOADER, not_yaml
+from ..runtime.text import did_you_mean
 from .lines import with_line
 
 
@@ -61,8 +61,7 @@ def _parse(path: Path, data: Any, homework: Homework) -> Keys:
     for pid, raw in (data.get("keys") or {}).items():
         part = homework.part(str(pid))
         if part is None:
-            close = difflib.get_close_matches(str(pid), [p.id for p in homework.parts], n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(str(pid), [p.id for p in homework.parts])
             raise ConfigError(f"{path}: key for unknown part {str(pid)!r}{hint}; the parts are: "
                               f"{', '.join(p.id for p in homework.parts)}")
         raw = raw if isinstance(raw, dict) else {part.fields[0].name: raw}
@@ -71,8 +70,7 @@ def _parse(path: Path, data: Any, homework: Homework) -> Keys:
             try:
                 parsed[name] = read_field(part, part.field(name), value)
             except KeyError:
-                close = difflib.get_close_matches(str(name), [f.name for f in part.fields], n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                hint = did_you_mean(str(name), [f.name for f in part.fields])
                 raise ConfigError(f"{path}: part {pid} has no field {str(name)!r}{hint}") from None
             except FieldError as err:  # named as `part P, field 'F'`, so the message gets the field's line
                 raise ConfigError(f"{path}: part {pid}, field '{name}': the key does not read: {err.message}") from None

@@ -37,7 +37,8 @@ class ClusterReports:
     def close(self) -> None:
         """The cluster is the executor's to close (after the run)."""
 
-    def write(self, job: ReportJob, advance: Callable[[int], None], meanwhile: Callable[[], None] | None = None) -> None:
+    def write(self, job: ReportJob, advance: Callable[[int], None],
+              meanwhile: Callable[[], None] | None = None) -> None:
         """OUT/<folder>/report.html for every result of `job`, and its class page beside them."""
         results, folders, out, homeworks, rubric = job.results, job.folders, job.out, job.homeworks, job.rubric
         also, fresh = job.page, job.fresh
@@ -57,7 +58,7 @@ class ClusterReports:
             return future
 
         # A few chunks per worker in flight, not the whole class: its pickled results and its
-        # pages would otherwise all be held at once (100,000 students: gigabytes).
+        # pages would otherwise all be held at once, which a large class cannot afford.
         with fails("rendering the reports"):
             flight = max(2, IN_FLIGHT_PER_THREAD * sum(client.nthreads().values()))
             running = as_completed([send(start) for start in itertools.islice(todo, flight)])

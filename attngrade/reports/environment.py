@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from ..records import Status
 from ..runtime.text import printable
 
 
@@ -24,4 +25,5 @@ def environment() -> Environment:
     # what follows them (a right-to-left override makes "\u202eecila" look like "alice") are shown
     # as their escapes, as in grades.csv and on the terminal.
     env.filters["printable"] = lambda text: printable(str(text))
+    env.globals["Status"] = Status  # templates compare statuses with its members, never with bare words
     return env

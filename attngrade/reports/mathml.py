@@ -49,7 +49,7 @@ class _Latex(LatexPrinter):
 
     def _print_MatMul(self, expr: Any) -> str:
         # sympy's own asks the whole product whether it can take a minus sign, which
-        # rebuilds it (milliseconds an answer); the sign is the scalar factor's, if any.
+        # rebuilds it (costly, for every answer); the sign is the scalar factor's, if any.
         args = list(expr.args)
         minus = not getattr(args[0], "is_Matrix", False) and args[0].could_extract_minus_sign()
         if minus:
@@ -105,14 +105,14 @@ class Shown:
 
 
 # Readings whose MathML a run-stage worker makes for the report processes (see `shown`): more than
-# the distinct math answers of a realistic class of 1,000 (~110), which its report processes each
-# met again and again; few enough that a class whose every answer is distinct (which no two report
-# processes share, so nothing is saved) does not add much to its workers, the busiest processes.
+# the distinct math answers of a realistic class, which its report processes each met again and
+# again; few enough that a class whose every answer is distinct (which no two report processes
+# share, so nothing is saved) does not add much to its workers, the busiest processes.
 SHOWN_FOR_OTHERS = 256
 
 
-def shown(values: Iterable[Any], statements: Iterable[str] = ()) -> Shown:
-    """The MathML of the math readings among `values`, and the HTML of `statements`, that this
+def shown(readings: Iterable[Any], statements: Iterable[str] = ()) -> Shown:
+    """The MathML of the math readings among `readings`, and the HTML of `statements`, that this
     process had not made before (up to `SHOWN_FOR_OTHERS` readings and `KEPT` statements).
 
     A run-stage worker makes them while the class is still being read, and the run `remember`s
@@ -120,7 +120,7 @@ def shown(values: Iterable[Any], statements: Iterable[str] = ()) -> Shown:
     otherwise make them again for the readings its students share."""
     global _shown_here
     math: dict[str, Markup | None] = {}
-    for value in values:
+    for value in readings:
         if _shown_here >= SHOWN_FOR_OTHERS:
             break
         if isinstance(value, Value) and value.canonical not in _CACHE:

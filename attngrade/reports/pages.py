@@ -20,8 +20,8 @@ def compile_templates() -> None:
 
 def warm() -> None:
     """Make ready what every report process needs before its first page: the templates compiled
-    and the MathML converter imported (~75 ms). Done once here, before the report processes are
-    forked, they inherit it instead of each doing it again (see `parallel.ReportPool.prepare`)."""
+    and the MathML converter imported (a slow import). Done once here, before the report processes
+    are forked, they inherit it instead of each doing it again (see `parallel.ReportPool.prepare`)."""
     compile_templates()
     import latex2mathml.converter  # noqa: F401  (imported on first use by `mathml.latex_to_mathml`)
 

@@ -7,16 +7,16 @@ forked processes, which write them themselves; only a count comes back.
 How the children get the class depends on its size. A class of fewer than
 `FORK_EARLY_FROM` students is inherited: the children are forked when the reports are
 due, with the class already in memory, and are sent only index ranges. Unpickling the
-class would cost the children a third of the rendering (its readings are sympy trees),
-and at this size the pages a child copies from its parent are a few tens of MB.
+class would cost the children a large share of the rendering (its readings are sympy trees),
+and at this size the pages a child copies from its parent are few.
 
 A larger class is pickled to children forked by `ReportPool.start`, which `grade run`
 calls once it knows how many submissions there are, before it reads them: a child forked
 later would share the pages of a parent holding the whole class, and every page the
 parent touches afterwards (its reference counts change as it writes results.json) is then
-copied, so each child ends up holding a copy of the class (at 100,000 students, 400 MB a
-child). The class page is a child's job too, except for a very large class (pickling the
-whole class would cost more than rendering it here). Either way the parent writes
+copied, so each child ends up holding a copy of the class. The class page is a child's
+job too, except for a very large class (pickling the whole class would cost more than
+rendering it here). Either way the parent writes
 results.json and grades.csv while the children render; an inheriting class's parent is one
 of the renderers too, taking ranges beside its children once its own outputs are written.
 Where fork is not available (or for a small class) the reports are rendered here, one after
@@ -100,7 +100,8 @@ class ReportPool:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
 
-    def write(self, job: ReportJob, advance: Callable[[int], None], meanwhile: Callable[[], None] | None = None) -> None:
+    def write(self, job: ReportJob, advance: Callable[[int], None],
+              meanwhile: Callable[[], None] | None = None) -> None:
         """OUT/<folder>/report.html for every result of `job`, and its class page beside them.
 
         `meanwhile` (the outputs this process writes: results.json, grades.csv, the overrides
@@ -185,7 +186,7 @@ def _write_inherited(workers: int, job: ReportJob, advance: Callable[[int], None
     # The class goes to the collector's permanent generation: a child's collections then
     # never write to its objects' headers, so the pages holding them stay shared. (A caller
     # that froze it already, or that unfreezes it itself, is left to: counting what is frozen
-    # walks all of it, 17 ms with sympy loaded, at the one moment nothing else runs.)
+    # walks all of it, sympy included, at the one moment nothing else runs.)
     thaw_here = not thaws and gc.get_freeze_count() == 0
     gc.freeze()
     try:

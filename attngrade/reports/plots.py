@@ -2,7 +2,7 @@
 
 They are drawn from jinja2 templates (`templates/*.svg.j2`) rather than with matplotlib:
 a heatmap is a grid of squares, and a report must stay cheap to write for a whole class
-(matplotlib cost 1.3 s to import and 0.13 s per figure here, more than grading itself).
+(matplotlib's import and its figures would cost more than grading itself).
 Identical plots are drawn once.
 """
 

@@ -6,7 +6,7 @@ import os
 from typing import Any, Iterator
 
 from ..grading.groups import Group
-from ..records import Homework, Part, Result, Verdict
+from ..records import Homework, Part, Result, Status, Verdict
 from .mathml import statement_html, to_mathml
 from .plots import heatmap, histogram
 
@@ -17,10 +17,10 @@ def answer_fields(v: Verdict) -> list[dict[str, Any]]:
     """Each field of an answer: as written (yes/no for a boolean, however it was written), read, drawn."""
     fields = []
     for name, text in v.answers.items():
-        value = v.values.get(name)
-        if isinstance(value, bool):  # YAML's True is "yes"
-            text = "yes" if value else "no"
-        fields.append({"name": name, "text": text, "reading": v.readings.get(name), "mathml": to_mathml(value)})
+        reading = v.readings.get(name)
+        if isinstance(reading, bool):  # YAML's True is "yes"
+            text = "yes" if reading else "no"
+        fields.append({"name": name, "text": text, "shown": v.shown.get(name), "mathml": to_mathml(reading)})
     return fields
 
 
@@ -70,7 +70,7 @@ def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
     files = [info for key, info in evidence.items() if key.startswith("accuracy:") and isinstance(info, dict)]
     return {
         "id": v.part, "score": v.score, "max_score": v.max_score, "status": v.status,
-        "waiting": v.waiting,
+        "is_pending": v.is_pending,
         "statement": statement_html(part.statement) if part else "", "fields": fields, "feedback": v.feedback,
         "rubric": evidence.get("rubric"), "heatmap": plot, "files": files, "mismatches": [
             info for key, info in evidence.items()
@@ -113,7 +113,7 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
         parts = []
         for part in hw.parts:
             verdicts = [v for r in mine for v in r.parts if v.part == part.id]
-            answered = [v for v in verdicts if v.status != "missing"]
+            answered = [v for v in verdicts if v.status != Status.MISSING]
             # Statistics over graded points only: a part waiting for staff is not a 0.
             decided = [v for v in verdicts if not v.pending_points]
             mean = sum(v.score for v in decided) / len(decided) if decided else 0.0
@@ -124,19 +124,19 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
                 part_groups.append({
                     "id": g.id, "count": g.count, "status": example.status if example else "",
                     "score": example.score if example else 0.0, "max_score": part.points,
-                    "waiting": bool(example and example.waiting),
+                    "is_pending": bool(example and example.is_pending),
                     "fields": answer_fields(example) if example else [],
                     # lazily: every student of the class is a member of one group per part
                     "members": _members(g.members, folder_of),
                 })
             parts.append({"id": part.id, "points": part.points, "mean": mean, "pass_rate": passed,
                           "answered": len(answered), "groups": part_groups, "graded": len(decided),
-                          "pending": len(verdicts) - len(decided)})
+                          "pending_students": len(verdicts) - len(decided)})
         totals = [r.score for r in mine]
         sections.append({
             "homework": hw, "count": len(mine), "parts": parts,
             "mean": sum(totals) / len(totals), "histogram": histogram(totals, hw.max_score),
-            "pending": sum(r.pending_points for r in mine),
+            "pending_points": sum(r.pending_points for r in mine),
             "pending_students": sum(1 for r in mine if r.pending_points),
         })
     return {"rows": rows, "sections": sections}

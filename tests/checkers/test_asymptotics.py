@@ -7,7 +7,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attngrade.checkers import REGISTRY, Context, asymptotics
+from attngrade.checkers import REGISTRY, Context, asymptotics, attention_query
 from attngrade.mathlang import parse
 
 t = asymptotics.growth()
@@ -68,12 +68,10 @@ def test_1c_i_any_growth_rate_of_c_is_fine_once_the_variance_is_gone(a5):
 
 
 def test_an_answer_the_analysis_cannot_follow_is_decided_from_samples_and_says_so(a5, monkeypatch):
-    from attngrade.checkers import attention
-
     def cannot(*args, **kwargs):
         raise asymptotics.Undecided("as if sympy's limit had run out of time")
 
-    monkeypatch.setattr(attention, "_exact_query_weights", cannot)
+    monkeypatch.setattr(attention_query, "_exact_query_weights", cannot)
     outcome = query(a5, "1b", q=r"C(k_a + k_b) + \frac{1}{C} k_c")
     assert outcome.evidence["method"] == "samples" and outcome.earned == 4
     assert any("could not work out their limit exactly" in line for line in outcome.feedback)
@@ -82,7 +80,7 @@ def test_an_answer_the_analysis_cannot_follow_is_decided_from_samples_and_says_s
 def test_an_oscillation_the_analysis_cannot_follow_is_not_decided_from_samples(a5):
     """sin C keeps the gap between k_a's and k_b's scores swinging: the weights have no limit."""
     outcome = query(a5, "1b", q=r"C(k_a + k_b) + \sin(C) k_a")
-    assert outcome.pending and outcome.evidence["method"] == "undecided"
+    assert outcome.is_pending and outcome.evidence["method"] == "undecided"
 
 
 # -- attention_qkv ------------------------------------------------------------------------------------------

@@ -188,13 +188,13 @@ def test_1b_an_oscillating_query_is_left_to_staff_not_decided_from_samples(a5):
     """C cos C ties k_c with k_a and k_b whenever cos C is near 1, so the weights have no limit;
     samples at 1, 4, ..., 256 happened to miss those C and gave full marks."""
     outcome = query(a5, "1b", q=r"C (k_a + k_b) + C \cos(C) k_c")
-    assert outcome.pending and outcome.earned == 0
+    assert outcome.is_pending and outcome.earned == 0
     assert "cos(C), which keeps oscillating" in outcome.feedback[-1]
 
 
 def test_1e_ii_an_oscillating_query_is_left_to_staff(a5):
     outcome = qkv(a5, V_RIGHT, "I", r"(u_d u_a^T + u_c u_d^T)/beta^2 + \cos(\beta) u_a u_a^T/beta^2")
-    assert outcome.pending and outcome.earned == 0
+    assert outcome.is_pending and outcome.earned == 0
     assert "cos(beta), which keeps oscillating" in outcome.feedback[-1]
 
 

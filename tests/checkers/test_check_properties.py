@@ -191,5 +191,5 @@ def test_the_strategies_compose_answers_the_checks_can_read(case):
 
     simplest = find(case.answers, lambda raw: True, settings=settings(database=None, derandomize=True))
     verdict = grade_answer(assignment(hw, keys), case.part, simplest, runner=InProcess(BUDGET))
-    fields_read = set(verdict.readings)
+    fields_read = set(verdict.shown)
     assert fields_read, f"{case}: nothing of {simplest!r} was read: {verdict.feedback}"

@@ -94,7 +94,7 @@ def test_latex_whose_backslashes_yaml_ate_says_so(tmp_path):
 def test_python_and_unicode_spellings_are_read_with_a_note(written, reading, note):
     hw = load_homework("cs224n-w21-a5")
     verdict = grade_answer(assignment(hw, load_keys(ROOT / "solutions", hw)), "1e.ii", written)
-    assert verdict.readings["V"] == reading and note in verdict.feedback and verdict.status == "correct"
+    assert verdict.shown["V"] == reading and note in verdict.feedback and verdict.status == "correct"
 
 
 def test_a_missing_file_says_what_is_there_and_what_to_do(tmp_path):

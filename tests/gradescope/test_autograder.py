@@ -181,7 +181,7 @@ def test_partial_submission(gradescope, autograder_zip, test_gold, example):
                 assert line.strip() not in shown, (v.part, line)
     for v in checked.parts:
         if v.part in tests and v.part not in A5_PROPERTY_PARTS:
-            for name, text in v.readings.items():
+            for name, text in v.shown.items():
                 assert f"{name} read as: {text}" in shown
     if example == "partial.yaml":
         assert "c2 read as: u_b" in shown

@@ -59,10 +59,10 @@ def test_a_fingerprint_made_in_another_process_is_the_one_made_here():
 def test_a_fingerprint_made_already_is_used_and_only_for_its_homework():
     hw, results = _graded({"ann": "beta u_d u_a^T", "cy": "beta u_a u_d^T"})
     (cy,) = [r for r in results if r.student == "cy"]
-    q = next(v for v in cy.parts if v.part == "1e.ii").values["Q"]
+    q = next(v for v in cy.parts if v.part == "1e.ii").readings["Q"]
     part = hw.part("1e.ii")
     ann_print = fingerprint(part, "Q", next(v for r in results if r.student == "ann"
-                                           for v in r.parts if v.part == "1e.ii").values["Q"])
+                                           for v in r.parts if v.part == "1e.ii").readings["Q"])
     assert _members(hw, results, {("another-homework", "1e.ii", "Q", q.canonical): ann_print}) == [["ann"], ["cy"]]
     assert _members(hw, results, {(hw.id, "1e.ii", "Q", q.canonical): ann_print}) == [["ann", "cy"]], \
         "the fingerprint given, not one made again"

@@ -99,7 +99,7 @@ def test_each_submission_is_read_once_per_batch(root):
     fields = sum(len(v.answers) for r in batch.results for v in r.parts
                  if v.status != "missing" and "" not in v.answers)
     files = sum(1 for r in batch.results for v in r.parts for name in v.answers
-                if name and v.values.get(name).__class__.__name__ == "FileReading")
+                if name and v.readings.get(name).__class__.__name__ == "FileReading")
     assert batch.stats.reads == fields - files
     assert batch.stats.tasks == sum(row[1] for row in batch.stats.by_check.values())
 
@@ -152,7 +152,7 @@ def test_self_check_never_compares_with_keys(a5, root):
                               load_submission(root / "examples/cs224n-w21-a5/partial.yaml"))
     part = by_part(result)["1e.i"]
     assert part.status == "unchecked"
-    assert part.readings["c2"] == "u_b"
+    assert part.shown["c2"] == "u_b"
     assert not any("expected" in line for line in part.feedback)
 
 

@@ -90,7 +90,7 @@ def test_a_pool_that_will_fork_prepares_what_each_process_needs_first(workers):
     import sys
 
     probe = ("import sys\n"
-             "from attngrade.reports import environment\n"
+             "from attngrade.reports.environment import environment\n"
              "from attngrade.reports.parallel import ReportPool\n"
              f"ReportPool({workers}).prepare()\n"
              "print('latex2mathml.converter' in sys.modules, bool(environment().cache))\n")
@@ -148,12 +148,10 @@ def test_a_failure_in_this_process_stops_the_ranges_and_is_raised(large_class, t
 
 def test_a_pool_that_cannot_be_prepared_costs_the_run_nothing(monkeypatch):
     # Prepared while the run stage's outcomes come in: a failure there would lose every outcome.
-    import attngrade.reports as reports
-
     def broken():
         raise ImportError("latex2mathml: no module named 'latex2mathml.converter'")
 
-    monkeypatch.setattr(reports, "warm", broken)
+    monkeypatch.setattr(parallel, "warm", broken)
     ReportPool(2).prepare()  # does not raise; the renderers import and compile what they need themselves
 
 

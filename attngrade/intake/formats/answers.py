@@ -10,12 +10,12 @@ empty (template) answer never overrides a filled one; an unknown part id gets a
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...records import Homework, Part
+from ...runtime.text import did_you_mean
 
 # `## Answer 1e.ii`, `###### answer 2d:`; up to three spaces before the hashes, as in CommonMark.
 # `## Answer 1b (4 points)`: anything in parentheses after the part id is the student's own note
@@ -178,6 +178,6 @@ def _same(a: Any, b: Any) -> bool:
 
 def unknown_part(homework: Homework, part_id: str, place: str) -> str:
     ids = [p.id for p in homework.parts]
-    close = difflib.get_close_matches(part_id, ids, n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]}?" if close else f"; this homework's parts are: {', '.join(ids)}"
+    hint = (did_you_mean(part_id, ids, "; did you mean {}?", cutoff=0.5)
+            or f"; this homework's parts are: {', '.join(ids)}")
     return f"{place}: there is no part '{part_id}' in {homework.id}, so this answer was not graded{hint}"

@@ -1,0 +1,67 @@
+"""`grade groups OUT [--part ID] [--json]`: each part's groups of answers waiting for staff, without a
+server: a JSON object from part id to its groups (members, a representative answer, size, grade)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from ..errors import EXIT_OK, ConfigError
+from ..outputs import staff
+from ..review import classroom
+from ..review.classroom import Classroom
+from ..runtime.text import printable
+from .options import homework_source
+
+
+def main(args: argparse.Namespace) -> int:
+    source = homework_source(args)
+    homework = source.bank.load_homework(source.homework) if source.homework else None
+    if not (args.out / "results.json").is_file():
+        raise ConfigError(f"{args.out}: no results.json here; run `grade run ... -o {args.out}` first")
+    own = args.out / staff.STORE
+    with tempfile.TemporaryDirectory() as scratch:
+        # Without a staff store in OUT, grouping is read-only: a scratch store, gone afterwards.
+        room = Classroom(args.out, source.bank, homework, store=own if own.is_file() else Path(scratch) / staff.STORE)
+        room.start()
+        found = groups_of(room, args.part)
+    if args.json:
+        print(json.dumps(found, ensure_ascii=False, indent=1))
+        return EXIT_OK
+    for key, groups in found.items():
+        print(printable(f"{key}: {len(groups)} group(s) of {sum(g['size'] for g in groups)} answer(s)"))
+        for g in groups:
+            first = " ".join(g["answer"].split())
+            state = f"graded {g['points']:g}" if g["graded"] else "not graded"
+            print(printable(f"  {g['size']:>4}  {state:<12}  {first[:90]}"))
+    return EXIT_OK
+
+
+def groups_of(room: Classroom, wanted: str | None) -> dict[str, list[dict]]:
+    """Part key (part id, or homework:part where several homeworks were graded) -> its groups."""
+    parts = room.parts()
+    homeworks = {hw for hw, _ in parts}
+    found: dict[str, list[dict]] = {}
+    for hw, pid in parts:
+        key = classroom.part_key(hw, pid, homeworks)
+        if wanted is not None and wanted not in (pid, f"{hw}:{pid}"):
+            continue
+        part = room.part(hw, pid)
+        if part is None:
+            continue
+        state = classroom.state(room, part)
+        found[key] = [_plain(classroom.group_json(room, state, g, anonymous=False)) for g in part.groups]
+    if wanted is not None and not found:
+        known = ", ".join(classroom.part_key(hw, pid, homeworks) for hw, pid in parts) or "none"
+        raise ConfigError(f"--part {wanted}: no part of this run waits for staff by that id; these do: {known}")
+    return found
+
+
+def _plain(group: dict) -> dict:
+    """A group for the command line: student ids as members, no page-only ids."""
+    return {"id": group["id"], "answer": group["answer"], "size": group["size"],
+            "members": [m["student"] for m in group["members"]], "graded": group["graded"],
+            "points": group["points"], "cap": group["cap"],
+            "answers": [{"answer": u["answer"], "size": u["size"]} for u in group["units"]]}

@@ -1,0 +1,421 @@
+"""A run's OUT and its staff store as staff see them: parts, their groups of answers, and members.
+
+The store's snapshot (`outputs.staff.record`) is the list of answers waiting for staff; `grade run`
+writes it when the store exists, and this module writes it from OUT/results.json when the run did
+not (the same answers, the same fingerprints). Groups are made from the snapshot: answers that
+staff split out or merged stay where staff put them; the rest of a written part is grouped by
+normalized text and then by meaning, a machine part by exact value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import yaml
+
+from ..errors import ConfigError
+from ..outputs import staff
+from ..outputs.staff import Grade, Item, normalized
+from ..problems import BUNDLED, Bank
+from ..records import Homework
+from . import embed, grouping
+
+SEEDS = Path(__file__).with_name("rubrics.yaml")
+SUGGEST_FROM = 0.6  # a graded neighbour less similar than this says nothing about an answer
+
+
+@dataclass
+class Unit:
+    """Students who gave one answer (a fingerprint), or one student split out on their own (student:ID)."""
+
+    id: str  # opaque, for pages and the API (no student id in it)
+    key: str
+    fp: str
+    students: list[str]
+    answer: dict[str, str]  # field -> how it was read
+    text: str  # what is compared by meaning: the written fields
+    machine: dict[str, float]  # student -> the machine's points
+    cap: float
+    status: str
+
+
+@dataclass
+class Group:
+    id: str
+    units: list[Unit]
+    label: str | None = None  # placed by staff (a split or a merge)
+    center: np.ndarray | None = None
+
+    @property
+    def size(self) -> int:
+        return sum(len(u.students) for u in self.units)
+
+
+@dataclass
+class Part:
+    """One part's answers waiting for staff, grouped (what does not change until the snapshot, the
+    placements or the threshold do)."""
+
+    homework: str
+    id: str
+    kinds: dict[str, str]
+    written: float
+    max: float
+    statement: str
+    units: list[Unit]
+    groups: list[Group]
+    threshold: float
+    embedder: str
+    stamp: tuple = ()
+
+    @property
+    def where(self) -> tuple[str, str]:
+        return (self.homework, self.id)
+
+    @property
+    def text(self) -> bool:
+        """A written part: its answers are grouped by meaning and suggestions are made."""
+        return any(k == "text" for k in self.kinds.values())
+
+    def unit(self, unit_id: str) -> Unit | None:
+        return next((u for u in self.units if u.id == unit_id), None)
+
+    def group(self, group_id: str) -> Group | None:
+        return next((g for g in self.groups if g.id == group_id), None)
+
+
+class Classroom:
+    """OUT and its store, loaded once and again when results.json or the store's snapshot change."""
+
+    def __init__(self, out: Path, bank: Bank = BUNDLED, homework: Homework | None = None, secret: str = "",
+                 store: Path | None = None):
+        self.out = Path(out)
+        self.path = Path(store) if store is not None else self.out / staff.STORE
+        self.bank, self.homework = bank, homework
+        self.secret = secret or "attngrade"
+        self.lock = threading.RLock()
+        self._seen: tuple | None = None
+        self._parts: dict[tuple[str, str], Part] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self.embedder = embed.default()
+
+    # ------------------------------------------------------------ loading
+
+    def open(self) -> Any:
+        return staff.store(self.path)
+
+    def start(self) -> None:
+        """Make the store if there is none, and bring its snapshot to results.json's run."""
+        if not (self.out / "results.json").is_file():
+            raise ConfigError(f"{self.out}: no results.json; run `grade run ... -o {self.out}` first")
+        with staff.store(self.path, create=True):
+            pass
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Reload if results.json changed (a rerun) since last looked at."""
+        source = self.out / "results.json"
+        try:
+            stat = source.stat()
+        except FileNotFoundError:
+            return  # a run is switching OUT in: what was loaded stays until it is back
+        seen = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        with self.lock:
+            if seen == self._seen:
+                return
+            results = json.loads(source.read_text(encoding="utf-8"))
+            homeworks = self._homeworks({r.get("homework") for r in results if r.get("homework")})
+            answers = [a for r in results if not r.get("error") and r.get("homework")
+                       for p in r.get("parts", ()) for a in [staff.answer_of(r["homework"], r["student"], p)]
+                       if a is not None]
+            with self.open() as conn:
+                if staff.snapshot_digest(conn) != staff.digest(answers):
+                    staff.record(conn, answers, staff.part_rows(homeworks, answers))
+                else:
+                    with staff.writing(conn):
+                        staff.describe(conn, staff.part_rows(homeworks, answers))
+                self._seed(conn, homeworks)
+            self._seen = seen
+            self._parts.clear()
+
+    def _homeworks(self, ids: set[str]) -> dict[str, Homework]:
+        found = {}
+        for hid in ids:
+            if self.homework is not None and self.homework.id == hid:
+                found[hid] = self.homework
+                continue
+            try:
+                found[hid] = self.bank.load_homework(hid)
+            except ConfigError:
+                continue  # a homework of a folder not named with --homework: its fields' kinds are not known
+        return found
+
+    def _seed(self, conn: Any, homeworks: dict[str, Homework]) -> None:
+        """Give each part waiting for staff its first rubric items, from its problem file or SEEDS."""
+        own = yaml.safe_load(SEEDS.read_text(encoding="utf-8")) or {}
+        for (hw, pid), _ in staff.parts_of(conn).items():
+            homework = homeworks.get(hw)
+            part = homework.part(pid) if homework is not None else None
+            if part is None:
+                continue
+            manual = [c for c in part.checks if c.check == "manual"]
+            scale = manual[0].scale if manual else 1.0
+            items = self._problem_rubric(part.problem, pid) or own.get(part.problem, {}).get(pid) or []
+            staff.seed_rubric(conn, (hw, pid), [(float(i["points"]) * scale, i["text"]) for i in items])
+
+    def _problem_rubric(self, problem: str, part_id: str) -> list[dict[str, Any]]:
+        """A problem file's own `rubric:` list for the part, where the bank keeps one."""
+        try:
+            data = yaml.safe_load(self.bank._path("library", problem).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError, AttributeError):
+            return []
+        for raw in data.get("parts", ()):
+            if isinstance(raw, dict) and str(raw.get("id")) == part_id and isinstance(raw.get("rubric"), list):
+                return [i for i in raw["rubric"] if isinstance(i, dict) and "points" in i and "text" in i]
+        return []
+
+    # ------------------------------------------------------------ parts and groups
+
+    def parts(self) -> list[tuple[str, str]]:
+        self.refresh()
+        with self.open() as conn:
+            return sorted(staff.parts_of(conn), key=lambda k: (k[0], _natural(k[1])))
+
+    def part(self, homework: str, part_id: str) -> Part | None:
+        self.refresh()
+        with self.lock, self.open() as conn:
+            info = staff.parts_of(conn).get((homework, part_id))
+            if info is None:
+                return None
+            where = (homework, part_id)
+            threshold = float(staff.setting(conn, where, "threshold", str(self.embedder.threshold)))
+            placements = staff.placements_of(conn, where)
+            own = {k for k in staff.grades_of(conn, *where) if k.startswith("student:")}
+            stamp = (staff.snapshot_digest(conn), threshold, tuple(sorted(placements.items())), tuple(sorted(own)))
+            cached = self._parts.get(where)
+            if cached is not None and cached.stamp == stamp:
+                return cached
+            rows = staff.answers_of(conn, *where)
+            grades = staff.grades_of(conn, *where)
+        kinds = json.loads(info["kinds"])
+        units = self._units(rows, kinds, placements, grades)
+        made = Part(homework, part_id, kinds, info["written"], info["max"], info["statement"], units, [], threshold,
+                    self.embedder.name, stamp)
+        made.groups = self._groups(made, placements)
+        with self.lock:
+            self._parts[where] = made
+        return made
+
+    def _units(self, rows: list[Any], kinds: dict[str, str], placements: dict[str, tuple[str, str | None]],
+               grades: dict[str, Grade]) -> list[Unit]:
+        alone = {k[len("student:"):]: fp for k, (_, fp) in placements.items() if k.startswith("student:")}
+        alone.update({k[len("student:"):]: g.fp for k, g in grades.items() if k.startswith("student:") and g.fp})
+        units: dict[str, Unit] = {}
+        for row in rows:
+            student, fp = row["student"], row["fp"]
+            key = f"student:{student}" if alone.get(student) == fp else fp
+            unit = units.get(key)
+            if unit is None:
+                answer = json.loads(row["answer"])
+                written = [v for k, v in answer.items() if kinds.get(k) == "text"] or list(answer.values())
+                unit = units[key] = Unit(self._opaque(key), key, fp, [], answer, "\n".join(written), {}, row["cap"],
+                                         row["status"])
+            unit.students.append(student)
+            unit.machine[student] = row["machine"]
+            unit.cap = min(unit.cap, row["cap"])
+        return list(units.values())
+
+    def _opaque(self, key: str) -> str:
+        return "u" + hmac.new(self.secret.encode(), key.encode(), hashlib.sha256).hexdigest()[:14]
+
+    def pseudonym(self, student: str) -> str:
+        return "anon-" + hmac.new(self.secret.encode(), b"who:" + student.encode(), hashlib.sha256).hexdigest()[:6]
+
+    def vectors(self, texts: list[str]) -> np.ndarray:
+        """Each text's vector, made once per text and process."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            for text, vector in zip(missing, self.embedder.vectors(missing)):
+                self._vectors[text] = vector
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+    def _groups(self, part: Part, placements: dict[str, tuple[str, str | None]]) -> list[Group]:
+        placed: dict[str, list[Unit]] = {}
+        free = []
+        for unit in part.units:
+            label = placements.get(unit.key, (None, None))[0]
+            if label is not None and (not unit.key.startswith("student:") or placements[unit.key][1] == unit.fp):
+                placed.setdefault(label, []).append(unit)
+            else:
+                free.append(unit)
+        groups = [Group("", units, label) for label, units in placed.items()]
+        groups += self._free_groups(part, free)
+        vectors = self.vectors([u.text for u in part.units])
+        index = {u.key: i for i, u in enumerate(part.units)}
+        members = [[index[u.key] for u in g.units] for g in groups]
+        weights = [len(u.students) for u in part.units]
+        centers = grouping.centroids(vectors, members, weights) if len(part.units) else vectors
+        for g, center, m in zip(groups, centers, members):
+            g.center = center
+            g.units = [part.units[i] for i in grouping.typical(vectors, m, center)]
+            g.id = "g" + hashlib.sha256("|".join(sorted(u.key for u in g.units)).encode()).hexdigest()[:10]
+        if not groups:
+            return []
+        if part.text:
+            start = max(range(len(groups)), key=lambda i: (groups[i].size, -i))
+            return [groups[i] for i in grouping.chain(centers, start)]
+        return sorted(groups, key=lambda g: (-g.size, g.id))
+
+    def _free_groups(self, part: Part, units: list[Unit]) -> list[Group]:
+        if not units:
+            return []
+        if not part.text:
+            by: dict[str, list[Unit]] = {}
+            for u in units:
+                by.setdefault(u.fp, []).append(u)
+            return [Group("", us) for us in by.values()]
+        exact = grouping.exact([u.text for u in units])
+        firsts = [units[members[0]].text for members in exact]
+        merged = grouping.by_meaning(self.vectors(firsts), part.threshold) if len(firsts) > 1 else [[0]]
+        return [Group("", [units[i] for e in m for i in exact[e]]) for m in merged]
+
+
+def _natural(text: str) -> tuple:
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
+
+
+# ---------------------------------------------------------------- a part's state, as pages and the API show it
+
+
+@dataclass
+class State:
+    """A part's grades read now: each unit's grade and points, each student's score."""
+
+    part: Part
+    rubric: list[Item]
+    grades: dict[str, Grade]
+    comments: dict[str, tuple[str, int]]
+    look_again: set[str] = field(default_factory=set)  # students whose graded answer changed
+
+    def grade(self, unit: Unit) -> Grade | None:
+        g = self.grades.get(unit.key)
+        return g if g is not None and g.graded else None
+
+    def points(self, unit: Unit) -> float | None:
+        g = self.grade(unit)
+        return None if g is None else staff.staff_points(g, {i.id: i for i in self.rubric}, unit.cap)
+
+    def graded(self, group: Group) -> bool:
+        return all(self.grade(u) is not None for u in group.units)
+
+    def students(self, group: Group) -> Iterator[tuple[str, Unit]]:
+        for unit in group.units:
+            for student in unit.students:
+                yield student, unit
+
+
+def state(room: Classroom, part: Part) -> State:
+    with room.open() as conn:
+        rubric = staff.rubric_of(conn, *part.where)
+        grades = staff.grades_of(conn, *part.where)
+        comments = staff.student_comments(conn, *part.where)
+        again = {r["student"] for r in staff.answers_of(conn, *part.where)
+                 if r["graded_fp"] is not None and r["graded_fp"] != r["fp"]}
+    found = State(part, rubric, grades, comments)
+    found.look_again = {s for s in again if not any(found.grade(u) for u in part.units if s in u.students)}
+    return found
+
+
+# ---------------------------------------------------------------- suggestions and JSON
+
+
+def suggestions(room: Classroom, found: State) -> dict[str, dict[str, Any]]:
+    """For each ungraded group of a written part: the grade of its nearest graded group and the
+    rubric items nearest its answers; shown to staff, applied only when they press a key."""
+    part = found.part
+    if not part.text or not part.groups:
+        return {}
+    centers = np.stack([g.center for g in part.groups])
+    graded = [i for i, g in enumerate(part.groups) if found.graded(g)]
+    near = grouping.nearest(centers, graded)
+    texts = [i.text for i in found.rubric]
+    closest = grouping.closest_items(centers, room.vectors(texts)) if texts else [[] for _ in part.groups]
+    made = {}
+    for i, group in enumerate(part.groups):
+        if i in graded:
+            continue
+        entry: dict[str, Any] = {"items": [found.rubric[j].id for j, _ in closest[i]]}
+        if i in near and near[i].similarity >= SUGGEST_FROM:
+            other = part.groups[near[i].index]
+            grade = found.grade(other.units[0])
+            entry["neighbour"] = {"group": other.id, "similarity": round(near[i].similarity, 3),
+                                  "items": list(grade.items) if grade else [],
+                                  "adjust": grade.adjust if grade else 0.0,
+                                  "points": found.points(other.units[0])}
+        made[group.id] = entry
+    return made
+
+
+def group_json(room: Classroom, found: State, group: Group, anonymous: bool) -> dict[str, Any]:
+    """A group as the API gives it: representative answer, size, members with their scores, units, grade."""
+    shown = room.pseudonym if anonymous else (lambda s: s)
+    members = []
+    for student, unit in found.students(group):
+        points = found.points(unit)
+        machine = unit.machine.get(student, 0.0)
+        members.append({"student": shown(student), "unit": unit.id, "machine": machine,
+                        "staff": points, "score": None if points is None else round(machine + points, 6),
+                        "comment": found.comments.get(student, ("", 0))[0],
+                        "comment_version": found.comments.get(student, ("", 0))[1],
+                        "look_again": student in found.look_again})
+    first = group.units[0]
+    grade = found.grade(first)
+    units = []
+    for u in group.units:
+        g = found.grades.get(u.key)
+        units.append({"id": u.id, "answer": u.answer, "size": len(u.students), "cap": u.cap,
+                      "graded": bool(g and g.graded), "items": list(g.items) if g else [],
+                      "adjust": g.adjust if g else 0.0, "comment": g.comment if g else "",
+                      "version": g.version if g else 0, "points": found.points(u)})
+    return {"id": group.id, "answer": answer_text(first.answer), "size": group.size, "placed": group.label is not None,
+            "graded": found.graded(group), "items": list(grade.items) if grade else [],
+            "points": found.points(first), "cap": first.cap, "members": members, "units": units}
+
+
+def answer_text(answer: dict[str, str]) -> str:
+    if len(answer) == 1:
+        return next(iter(answer.values()))
+    return "\n".join(f"{name}: {value}" for name, value in answer.items())
+
+
+def part_key(homework: str, part_id: str, homeworks: set[str]) -> str:
+    """How a part is named where several homeworks may share a part id (as grades.csv names columns)."""
+    return f"{homework}:{part_id}" if len(homeworks) > 1 else part_id
+
+
+def progress(found: State) -> dict[str, Any]:
+    """A part's progress: students graded and to grade, points still pending, groups left."""
+    graded = to_grade = 0
+    pending = 0.0
+    for group in found.part.groups:
+        for _, unit in found.students(group):
+            if found.grade(unit) is None:
+                to_grade += 1
+                pending += unit.cap
+            else:
+                graded += 1
+    left = [g.id for g in found.part.groups if not found.graded(g)]
+    return {"homework": found.part.homework, "part": found.part.id, "graded": graded, "to_grade": to_grade,
+            "pending_points": round(pending, 6), "groups": len(found.part.groups), "groups_left": len(left),
+            "next_group": left[0] if left else None, "look_again": len(found.look_again),
+            "written": found.part.text}

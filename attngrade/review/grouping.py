@@ -1,0 +1,170 @@
+"""Free-text answers grouped for people: by normalized text always, by meaning where members are
+near-duplicates, ordered so similar answers come one after another.
+
+Meaning groups use complete linkage: two answers share a group only if *every* pair of its members
+is at least `threshold` similar, so a chain of small steps never joins answers that differ. This is
+an aid to the people who grade, never a grader: nothing here gives or changes a score.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..outputs.staff import normalized
+
+
+def exact(texts: Sequence[str]) -> list[list[int]]:
+    """Indices of `texts` grouped by normalized text, in order of first appearance."""
+    seen: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        seen.setdefault(normalized(text), []).append(i)
+    return list(seen.values())
+
+
+def by_meaning(vectors: np.ndarray, threshold: float) -> list[list[int]]:
+    """Rows of `vectors` (unit length) grouped by complete linkage at `threshold` (cosine similarity)."""
+    n = len(vectors)
+    if n == 0:
+        return []
+    sims = vectors @ vectors.T
+    upper = np.triu(sims >= threshold, 1)
+    pairs = np.argwhere(upper)
+    order = np.argsort(-sims[pairs[:, 0], pairs[:, 1]], kind="stable") if len(pairs) else []
+    owner = list(range(n))
+    members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    for k in order:
+        a, b = owner[pairs[k, 0]], owner[pairs[k, 1]]
+        if a == b:
+            continue
+        if sims[np.ix_(members[a], members[b])].min() < threshold:
+            continue
+        if len(members[a]) < len(members[b]):
+            a, b = b, a
+        for i in members[b]:
+            owner[i] = a
+        members[a].extend(members.pop(b))
+    return [sorted(m) for m in members.values()]
+
+
+def centroids(vectors: np.ndarray, groups: Sequence[Sequence[int]], weights: Sequence[float] | None = None) -> np.ndarray:
+    """Each group's mean direction (rows weighted by `weights`, e.g. how many students wrote each)."""
+    if not groups:
+        return np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 1), dtype=np.float32)
+    w = np.ones(len(vectors), dtype=np.float32) if weights is None else np.asarray(weights, dtype=np.float32)
+    out = np.stack([(vectors[list(g)] * w[list(g), None]).sum(axis=0) for g in groups])
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return out / norms
+
+
+def chain(points: np.ndarray, start: int = 0) -> list[int]:
+    """An order of the rows in which each comes after its nearest not-yet-placed neighbour (greedy)."""
+    n = len(points)
+    if n == 0:
+        return []
+    sims = points @ points.T
+    placed = np.zeros(n, dtype=bool)
+    order = [start]
+    placed[start] = True
+    for _ in range(n - 1):
+        row = np.where(placed, -np.inf, sims[order[-1]])
+        nxt = int(np.argmax(row))
+        order.append(nxt)
+        placed[nxt] = True
+    return order
+
+
+def typical(vectors: np.ndarray, group: Sequence[int], center: np.ndarray) -> list[int]:
+    """A group's members, the most typical (nearest its centre) first."""
+    members = list(group)
+    return sorted(members, key=lambda i: (-float(vectors[i] @ center), i))
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    index: int  # the graded group
+    similarity: float
+
+
+def nearest(centers: np.ndarray, graded: Sequence[int]) -> dict[int, Neighbour]:
+    """For each group not in `graded`, its most similar graded group."""
+    if not len(graded) or not len(centers):
+        return {}
+    graded_set = set(graded)
+    sims = centers @ centers[list(graded)].T
+    found = {}
+    for i in range(len(centers)):
+        if i in graded_set:
+            continue
+        j = int(np.argmax(sims[i]))
+        found[i] = Neighbour(graded[j], float(sims[i, j]))
+    return found
+
+
+def closest_items(centers: np.ndarray, item_vectors: np.ndarray, top: int = 2) -> list[list[tuple[int, float]]]:
+    """For each centre, the indices of the `top` most similar rubric items with their similarity."""
+    if not len(item_vectors) or not len(centers):
+        return [[] for _ in range(len(centers))]
+    sims = centers @ item_vectors.T
+    best = np.argsort(-sims, axis=1)[:, :top]
+    return [[(int(j), float(sims[i, j])) for j in best[i]] for i in range(len(centers))]
+
+
+MIN_WORDS = 12  # shorter answers repeat by themselves ("the weights sum to one")
+SHINGLE = 4
+OVERLAP = 0.8
+
+
+def near_identical(texts: Sequence[str], owners: Sequence[str]) -> list[tuple[list[str], float]]:
+    """Sets of different owners (students) whose answers are long and near-identical word for word
+    (word 4-grams overlapping at least 80%): for staff to look at, never a verdict."""
+    shingles = []
+    index: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, text in enumerate(texts):
+        words = normalized(text).split()
+        grams = {tuple(words[k:k + SHINGLE]) for k in range(len(words) - SHINGLE + 1)} if len(words) >= MIN_WORDS else set()
+        shingles.append(grams)
+        for gram in grams:
+            index[gram].append(i)
+    shared: dict[tuple[int, int], int] = defaultdict(int)
+    for holders in index.values():
+        if len(holders) > 50:  # a stock phrase of the question itself, not a copy
+            continue
+        for x in range(len(holders)):
+            for y in range(x + 1, len(holders)):
+                shared[(holders[x], holders[y])] += 1
+    owner_of = list(owners)
+    linked: dict[int, set[int]] = defaultdict(set)
+    best: dict[int, float] = defaultdict(float)
+    for (a, b), count in shared.items():
+        overlap = count / max(1, min(len(shingles[a]), len(shingles[b])))
+        if overlap >= OVERLAP and owner_of[a] != owner_of[b]:
+            linked[a].add(b)
+            linked[b].add(a)
+            best[a] = max(best[a], overlap)
+            best[b] = max(best[b], overlap)
+    return _components(linked, owner_of, best)
+
+
+def _components(linked: dict[int, set[int]], owners: list[str], best: dict[int, float]) -> list[tuple[list[str], float]]:
+    seen: set[int] = set()
+    found = []
+    for start in sorted(linked):
+        if start in seen:
+            continue
+        stack, part = [start], set()
+        while stack:
+            i = stack.pop()
+            if i in part:
+                continue
+            part.add(i)
+            stack.extend(linked[i] - part)
+        seen |= part
+        students = sorted({owners[i] for i in part})
+        if len(students) > 1:
+            found.append((students, round(max(best[i] for i in part), 3)))
+    return sorted(found, key=lambda f: (-len(f[0]), f[0]))
