@@ -80,6 +80,9 @@ def _add_run(sub: Any) -> None:
                           "dask=ADDRESS: a running scheduler); needs attngrade[dask]")
     run.add_argument("--roster", type=Path, default=None, metavar="FILE",
                      help="the class roster (CSV: id, name, email, sid) to join into grades.csv")
+    run.add_argument("--unreadable", choices=("pending", "zero"), default=None,
+                     help="what an answer that cannot be read gets: pending (course staff grade it, the default "
+                          "unless the homework says otherwise) or zero (0, with the reason)")
     run.add_argument("--stats", type=Path, default=None, metavar="FILE",
                      help="write reading and checking statistics (memo hits, stage timings) as JSON")
 

@@ -99,12 +99,23 @@ class Problem:
     parts: tuple[Part, ...]
 
 
+
+class Unreadable(str, Enum):
+    """What an answer the machine cannot read gets: a person's grade, or 0 with the reason."""
+
+    PENDING = "pending"  # its points wait for course staff (`grade run`'s default)
+    ZERO = "zero"  # invalid and 0, the reason shown (a self-check, so the student fixes it)
+
+    def __str__(self) -> str:
+        return self.value
+
 @dataclass(frozen=True)
 class Homework:
     id: str
     title: str
     course: str
     problems: tuple[Problem, ...]
+    unreadable: Unreadable = Unreadable.PENDING
 
     @cached_property
     def parts(self) -> tuple[Part, ...]:

@@ -12,6 +12,7 @@ from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, ConfigError
 from ..grading import Options
 from ..grading.distributed import executor_from
 from ..outputs.run import Batch, RunRequest, grade_run
+from ..records import Unreadable
 from ..runtime.files import write_atomic
 from ..runtime.text import printable
 from .options import homework_source
@@ -28,7 +29,8 @@ def main(args: argparse.Namespace, early: Any = None) -> int:
         raise ConfigError("--budget must be positive and --workers at least 0")
     runner = None if args.executor == "local" else executor_from(args.executor, args.budget, args.workers)
     grading = Options(solutions=source.solutions, gold=source.gold, bank=source.bank, homework=source.homework,
-                      workers=args.workers, budget=args.budget, runner=runner)
+                      workers=args.workers, budget=args.budget, runner=runner,
+                      unreadable=Unreadable(args.unreadable) if args.unreadable else None)
     request = RunRequest(args.paths, args.out, grading, overrides=args.overrides, rubric=args.rubric_to_students,
                          roster=args.roster, early=early)
     with closing(runner) if runner is not None else nullcontext():  # the cluster: the checks', then the reports'

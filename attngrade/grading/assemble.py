@@ -7,15 +7,18 @@ Gradescope) reads, and every feedback line is rendered here, in one anatomy.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from ..checkers import Outcome
 from ..checkers.messages import render
-from ..records import Result, Verdict
+from ..records import Result, Status, Unreadable, Verdict
+from .assignment import Assignment
 from .ledger import Ledger
 from .plan import PartReading, Plan, SubmissionReading
 from .tasks import TaskKey
 
+UNREAD = "could not read this answer, so course staff will grade it; what the reader found:"
 UNCHECKED = Outcome(0.0, ("read; compared with the key when your course staff grades it",), unchecked=True)
 
 
@@ -26,26 +29,37 @@ def assemble(plan: Plan, outcomes: Mapping[TaskKey, Outcome]) -> list[Result]:
     shared too: Verdicts are frozen, and a class's memory then follows its distinct answers."""
     memo: dict[int, Verdict] = {}
     return [entry if isinstance(entry, Result) else result(entry, outcomes, plan.assignments[
-        entry.submission.homework].self_check, memo) for entry in plan.entries]
+        entry.submission.homework], memo) for entry in plan.entries]
 
 
-def result(reading: SubmissionReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool,
+def result(reading: SubmissionReading, outcomes: Mapping[TaskKey, Outcome], given: Assignment,
            memo: dict[int, Verdict] | None = None) -> Result:
     memo = {} if memo is None else memo
-    verdicts = tuple(_shared(p, outcomes, self_check, memo) for p in reading.parts)
+    verdicts = tuple(_shared(p, outcomes, given, memo) for p in reading.parts)
     homework_max = sum(p.part.points for p in reading.parts)
     sub = reading.submission
     return Result(student=sub.student, homework=sub.homework, score=round(sum(v.score for v in verdicts), 6),
                   max_score=homework_max, parts=verdicts, notes=reading.notes, source=str(sub.path))
 
 
-def _shared(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool,
+def _shared(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], given: Assignment,
             memo: dict[int, Verdict]) -> Verdict:
     # Keyed by id(): the PartReading is alive in the plan for as long as the memo is.
     found = memo.get(id(reading))
     if found is None:
-        found = memo[id(reading)] = verdict(reading, outcomes, self_check)
+        found = verdict(reading, outcomes, given.self_check)
+        if found.status == Status.INVALID and given.unreadable == Unreadable.PENDING:
+            found = for_staff(found)
+        memo[id(reading)] = found
     return found
+
+
+def for_staff(unread: Verdict) -> Verdict:
+    """An answer the machine could not read, left to course staff: its points wait for a person
+    (never a silent 0), and the reason is the first thing staff and the student read."""
+    feedback = (UNREAD, *unread.feedback)
+    points = replace(unread.points, pending_points=round(unread.max_score - unread.score, 6))
+    return replace(unread, feedback=feedback, points=points)
 
 
 def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool) -> Verdict:

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from ..checkers import REGISTRY, Context
 from ..errors import ConfigError
 from ..problems.keys import Keys
-from ..records import Homework, Part
+from ..records import Homework, Part, Unreadable
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class Assignment:
     keys: Keys | None = None
     self_check: bool = False
     gold: Mapping[str, Path] = field(default_factory=dict)  # NAME -> Path of instructor gold files
+    unreadable: Unreadable = Unreadable.PENDING  # what an answer the machine cannot read gets
 
     @property
     def id(self) -> str:
@@ -43,8 +44,12 @@ class Assignment:
 
 
 def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = False,
-               gold: Mapping[str, Path] | None = None, solutions: Any = None) -> Assignment:
-    """An Assignment whose keys cover every key-based check (or a self-check, which needs none)."""
+               gold: Mapping[str, Path] | None = None, solutions: Any = None,
+               unreadable: Unreadable | None = None) -> Assignment:
+    """An Assignment whose keys cover every key-based check (or a self-check, which needs none).
+
+    An answer that cannot be read waits for course staff unless `unreadable` (or the homework)
+    says zero; a self-check always says it is invalid, so that the student fixes it."""
     if not self_check:
         for part in homework.parts:
             for spec in part.checks:
@@ -60,5 +65,6 @@ def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = Fals
                     raise ConfigError(f"{keys.source}: no key for part {part.id}, field(s) "
                                       f"{', '.join(lacking)} (its {spec.check} check compares with one); "
                                       f"add them under keys: {part.id}:")
+    policy = Unreadable.ZERO if self_check else unreadable or homework.unreadable
     return Assignment(homework=homework, keys=None if self_check else keys, self_check=self_check,
-                      gold=dict(gold or {}))
+                      gold=dict(gold or {}), unreadable=policy)

@@ -23,7 +23,7 @@ from ..intake.early import EarlyLoad
 from ..intake.submissions import load_submission
 from ..problems import BUNDLED, Bank
 from ..problems.keys import load_keys
-from ..records import Homework, Result, Submission, Verdict
+from ..records import Homework, Result, Submission, Unreadable, Verdict
 from ..runtime.progress import Quiet
 from ..runtime.scale import LARGE_CLASS
 from ..runtime.text import did_you_mean
@@ -63,6 +63,7 @@ class Options:
     runner: Executor | None = None  # default: worker processes on this machine
     assignments: Mapping[str, Assignment] | None = None
     freeze: bool = False  # keep what the plan read out of the collector's reach; the caller unfreezes
+    unreadable: Unreadable | None = None  # what an unreadable answer gets (None: what the homework says)
 
 
 @dataclass
@@ -148,7 +149,8 @@ def resolver(options: Options) -> Callable[[str], Assignment]:
             if homework_id in bank.homework_ids():
                 raise  # the homework exists but its files are broken: the instructor's error
             raise SubmissionError(str(err)) from None  # a homework nobody has: this student's error
-        return assignment(homework, load_keys(solutions, homework), gold=gold, solutions=solutions)
+        return assignment(homework, load_keys(solutions, homework), gold=gold, solutions=solutions,
+                          unreadable=options.unreadable)
 
     return resolve
 

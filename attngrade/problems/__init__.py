@@ -25,7 +25,7 @@ from ..checkers import REGISTRY
 from ..checkers.instances import check_functions
 from ..errors import ConfigError
 from ..mathlang import SymbolTable
-from ..records import FIELD_KINDS, CheckSpec, Field, Homework, Part, Problem
+from ..records import FIELD_KINDS, CheckSpec, Field, Homework, Part, Problem, Unreadable
 from ..runtime.text import did_you_mean
 from .lines import with_line
 
@@ -116,7 +116,7 @@ class Bank:
                                   tuple(p for p in problem.parts if p.id in set(map(str, selected))))
             problems.append(problem)
         return Homework(id=data["id"], title=data.get("title", ""), course=data.get("course", ""),
-                        problems=tuple(problems))
+                        problems=tuple(problems), unreadable=_unreadable(data.get("unreadable", "pending"), where))
 
     def _load_problem(self, problem_id: str, points: tuple[tuple[str, float], ...] = ()) -> Problem:
         data = self._read("library", problem_id)
@@ -224,7 +224,7 @@ def load_problem(problem_id: str, points: tuple[tuple[str, float], ...] = ()) ->
 # What each mapping of a homework or problem file may hold: any other key is a typo (`pionts`,
 # `statment`) that would otherwise be dropped without a word, or crash the run later.
 KEYS = {
-    "homework": ("schema", "id", "title", "course", "problems"),
+    "homework": ("schema", "id", "title", "course", "problems", "unreadable"),
     "problem entry": ("id", "parts", "points"),
     "problem": ("schema", "id", "title", "source", "intro", "symbol_sets", "parts"),
     "part": ("id", "points", "statement", "symbols", "free_scalar", "juxtaposed_inner", "fields", "checks", "rubric"),
@@ -331,3 +331,12 @@ def _field(name: str, spec: Mapping[str, Any], sets: Mapping[str, Any], where: s
     return Field(name=str(name), kind=kind, expect=spec.get("expect"),
                  shape=tuple(shape) if shape else None, options=options,
                  percent=bool(spec.get("percent", False)), filename=spec.get("filename"), table=table)
+
+
+def _unreadable(value: Any, where: str) -> Unreadable:
+    """A homework's `unreadable:` policy: what an answer the machine cannot read gets."""
+    try:
+        return Unreadable(str(value))
+    except ValueError:
+        raise ConfigError(f"{where}: unreadable: {value!r} is not a policy; write 'pending' (course staff "
+                          "grade an unreadable answer) or 'zero' (it gets 0, with the reason)") from None
