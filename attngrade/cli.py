@@ -80,6 +80,8 @@ def _add_run(sub: Any) -> None:
                           "dask=ADDRESS: a running scheduler); needs attngrade[dask]")
     run.add_argument("--roster", type=Path, default=None, metavar="FILE",
                      help="the class roster (CSV: id, name, email, sid) to join into grades.csv")
+    run.add_argument("--ids-from-names", action="store_true",
+                     help="each student id is the file or folder name, whatever the file says (an LMS download)")
     run.add_argument("--unreadable", choices=("pending", "zero"), default=None,
                      help="what an answer that cannot be read gets: pending (course staff grade it, the default "
                           "unless the homework says otherwise) or zero (0, with the reason)")
@@ -94,6 +96,7 @@ def _add_validate(sub: Any) -> None:
                                "library/ (default: the bundled bank)")
     validate.add_argument("--solutions", type=Path, default=None,
                           help="folder with <homework>/keys.yaml (default: ./solutions, or the homework folder)")
+    validate.add_argument("--show-keys", action="store_true", help="print every key as it was read")
 
 
 def _add_autograder(sub: Any) -> None:

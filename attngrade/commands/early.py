@@ -15,6 +15,8 @@ def start(args: argparse.Namespace) -> EarlyLoad | None:
     """The child for a `grade run` with more than one local worker; else None."""
     if args.command != "run" or args.executor != "local" or default_workers(args.workers) <= 1:
         return None
+    if args.ids_from_names:
+        return None  # the child reads as a run without the flag would: the run reads the class itself
 
     def source() -> tuple[Any, str | None]:
         if args.homework is None and args.bank is None:

@@ -6,6 +6,7 @@ import argparse
 import textwrap
 
 from ..errors import EXIT_OK
+from ..intake.formats.write import field_kind
 from ..problems import homework_ids, load_homework, open_homework
 
 
@@ -27,4 +28,10 @@ def main(args: argparse.Namespace) -> int:
         for f in part.fields:
             if f.kind == "file" and f.filename:
                 print(f"    expects the file {f.filename} ({f.name})")
+            elif f.kind in ("choice", "bool"):  # the words the answer is read as, with the ones that name each
+                print(f"    {f.name}: {field_kind(f)}")
+                for option, phrases in f.options.items():
+                    if phrases:
+                        print(textwrap.fill(f"{option} (also: {', '.join(phrases)})", width=100,
+                                            initial_indent="      ", subsequent_indent="        "))
     return EXIT_OK

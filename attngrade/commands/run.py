@@ -30,7 +30,8 @@ def main(args: argparse.Namespace, early: Any = None) -> int:
     runner = None if args.executor == "local" else executor_from(args.executor, args.budget, args.workers)
     grading = Options(solutions=source.solutions, gold=source.gold, bank=source.bank, homework=source.homework,
                       workers=args.workers, budget=args.budget, runner=runner,
-                      unreadable=Unreadable(args.unreadable) if args.unreadable else None)
+                      unreadable=Unreadable(args.unreadable) if args.unreadable else None,
+                      ids_from_names=args.ids_from_names)
     request = RunRequest(args.paths, args.out, grading, overrides=args.overrides, rubric=args.rubric_to_students,
                          roster=args.roster, early=early)
     with closing(runner) if runner is not None else nullcontext():  # the cluster: the checks', then the reports'

@@ -84,7 +84,8 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
             homework_folder="homework" if isinstance(bank, HomeworkFolder) else None,
         )
         context = {"homework": homework.id, "version": __version__, "venv": venv, "wheel": manifest.wheel,
-                   "torch": _torch_requirement(homework), "torch_index": TORCH_CPU_INDEX}
+                   "torch": _torch_requirement(homework), "torch_index": TORCH_CPU_INDEX,
+                   "homework_folder": manifest.homework_folder or ""}
         entries: list[tuple[str, bytes, int]] = [
             ("setup.sh", render("setup.sh", context).encode(), 0o755),
             ("run_autograder", render("run_autograder", context).encode(), 0o755),
@@ -106,6 +107,27 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
 def gold_names(homework: Homework) -> dict[str, list[int]]:
     """Instructor gold the homework's checks can use (the packaged dev gold is not instructor gold)."""
     return {name: lines for name, lines in accuracy_gold_names(homework.parts).items() if name not in PACKAGED}
+
+
+def point_split(homework: Homework, gold: Mapping[str, Path] | None = None) -> dict[str, float]:
+    """The homework's points by who grades them in the autograder: `now` (checked by their
+    properties, shown at once), `published` (against a key or instructor gold, shown when grades
+    are published), `written` (text answers: Gradescope's manual grading) and `no_gold` (shares
+    scored against gold the zip does not hold: they wait for course staff too)."""
+    given = set(gold or {}) | set(PACKAGED)
+    split = {"now": 0.0, "published": 0.0, "written": 0.0, "no_gold": 0.0}
+    for part in homework.parts:
+        for spec in part.checks:
+            name = (spec.params or {}).get("gold") if spec.check == "accuracy_file" else None
+            if spec.check == "manual":
+                split["written"] += spec.points
+            elif isinstance(name, str) and name not in given:
+                split["no_gold"] += spec.points
+            elif REGISTRY[spec.check].needs_key or (isinstance(name, str) and name not in PACKAGED):
+                split["published"] += spec.points
+            else:
+                split["now"] += spec.points
+    return {kind: round(points, 6) for kind, points in split.items()}
 
 
 def _check_gold(homework: Homework, gold: dict[str, Path]) -> dict[str, Path]:
@@ -239,14 +261,19 @@ def _forbidden(solutions: Path, gold: Mapping[str, Path]) -> dict[str, str]:
     """sha256 -> a file that must never be inside the wheel: every solution file and the gold."""
     found: dict[str, str] = {}
     paths = [p for p in sorted(solutions.rglob("*")) if p.is_file()] if solutions.is_dir() else []
-    if (solutions / HOMEWORK_FILE).is_file():  # a homework folder: its problem files are not secret
-        public = {solutions / rel for rel in HomeworkFolder(solutions).problem_files()} | {solutions / "README.md"}
-        paths = [p for p in paths if p not in public]
+    public: set[str] = set()
+    if (solutions / HOMEWORK_FILE).is_file():  # a homework folder: its problem files are not secret,
+        shown = [solutions / rel for rel in HomeworkFolder(solutions).problem_files()] + [solutions / "README.md"]
+        # nor are their copies (the bundled problems they were started from) or what is handed out
+        public = {hashlib.sha256(p.read_bytes()).hexdigest() for p in shown if p.is_file()}
+        handout = solutions / "handout"
+        paths = [p for p in paths if not (p.is_relative_to(handout) and p.name != "keys.yaml")]
     paths += [Path(p) for p in gold.values()]
     for path in paths:
         data = path.read_bytes()
-        if data.strip():
-            found[hashlib.sha256(data).hexdigest()] = str(path)
+        digest = hashlib.sha256(data).hexdigest()
+        if data.strip() and (digest not in public or path in gold.values()):
+            found[digest] = str(path)
     return found
 
 

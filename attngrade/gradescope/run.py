@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, EXIT_USAGE, ConfigError, SubmissionError
-from ..grading import Assignment, InProcess, assemble, assignment, plan, run
+from ..grading import Assignment, InProcess, Options, assignment, grade
 from ..intake.formats import READ, is_answers_format
 from ..intake.submissions import load_submission, looks_like_answers
-from ..problems import HomeworkFolder, load_homework
+from ..problems import BUNDLED, HomeworkFolder
 from ..problems.keys import load_keys
-from ..records import Result, Submission
+from ..records import Homework, Result, Submission, Unreadable
 from ..runtime.files import write_atomic
 from . import results as gs
 from .manifest import read_manifest
@@ -68,28 +68,26 @@ def run_gradescope(root: Path) -> int:
 
 
 def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
-
     source = root / "source"
     manifest = read_manifest(source)
-    if manifest.homework_folder:
-        homework = HomeworkFolder(source / manifest.homework_folder).load_homework(manifest.homework)
-    else:
-        homework = load_homework(manifest.homework)
+    # An instructor's own homework is in the zip, not in the installed bank: every reader
+    # (YAML, notebook, Markdown, LaTeX) must find the folder's problems, not look up the id.
+    bank = HomeworkFolder(source / manifest.homework_folder) if manifest.homework_folder else BUNDLED
+    homework = bank.load_homework(manifest.homework)
     solutions = source / manifest.solutions
     keys = load_keys(solutions, homework)
     gold = {name: source / rel for name, rel in manifest.gold.items()}
     for name, path in gold.items():
         if not path.is_file():
             raise ConfigError(f"gold {name}: {path} is missing from the autograder")
-    graded = assignment(homework, keys, gold=gold, solutions=solutions)
+    # Before the deadline the student can still fix an answer the reader cannot read: it says why, with 0.
+    graded = assignment(homework, keys, gold=gold, solutions=solutions, unreadable=Unreadable.ZERO)
 
     folder = root / "submission"
     answers = find_answers(folder)
-    submission = load_submission(answers, homework=homework.id)
+    submission = load_submission(answers, homework=homework.id, bank=ThisAssignment(homework, answers))
     if submission.homework != homework.id:
-        raise SubmissionError(f"the file answers homework '{submission.homework}', but this assignment is "
-                              f"{homework.id}; write 'homework: {homework.id}' at the top and submit it again",
-                              path=str(answers))
+        raise SubmissionError(another_homework(submission.homework, homework.id), path=str(answers))
     student = student_from_metadata(root / "submission_metadata.json") or submission.student
     submission = dataclasses.replace(submission, folder=answers.parent, student=student)
     result, selfcheck = grade_both(graded, submission)
@@ -100,6 +98,32 @@ def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
     return gs.results(result, selfcheck, ctx, time.monotonic() - started), EXIT_OK
 
 
+def another_homework(named: str, wanted: str) -> str:
+    """What a student reads when the answers file names another homework than the autograder's."""
+    return (f"the file answers homework '{named}', but this assignment is {wanted}; write "
+            f"'homework: {wanted}' at the top (in a notebook, its attngrade metadata; in LaTeX, "
+            f"\\attnhomework{{{wanted}}}) and submit it again")
+
+
+class ThisAssignment:
+    """The bank a submission is read against on Gradescope: the autograder's one homework.
+
+    A notebook, Markdown or LaTeX file is read against its homework's parts; one that names
+    another homework is the student's to fix, said as for a YAML file."""
+
+    def __init__(self, homework: Homework, answers: Path):
+        self.homework = homework
+        self.answers = answers
+
+    def homework_ids(self) -> list[str]:
+        return [self.homework.id]
+
+    def load_homework(self, homework_id: str) -> Homework:
+        if homework_id != self.homework.id:
+            raise SubmissionError(another_homework(homework_id, self.homework.id), path=str(self.answers))
+        return self.homework
+
+
 def grade_both(graded: Assignment, submission: Submission) -> tuple[Result, Result]:
     """The submission graded with keys and gold, and as its student's self-check sees it.
 
@@ -107,11 +131,10 @@ def grade_both(graded: Assignment, submission: Submission) -> tuple[Result, Resu
     may come from the graded run: a check against the test gold says more than the
     student may see before grades are published.
     """
-    executor = InProcess()
-    with_keys = plan([submission], lambda _: graded)
-    checked = plan([submission], lambda _: assignment(graded.homework, None, self_check=True))
-    return (assemble(with_keys, run(with_keys.tasks, with_keys.assignments, executor))[0],
-            assemble(checked, run(checked.tasks, checked.assignments, executor))[0])
+    checked = assignment(graded.homework, None, self_check=True)
+    with_keys = grade([submission], Options(assignments={graded.id: graded}, runner=InProcess()))
+    self_checked = grade([submission], Options(assignments={checked.id: checked}, runner=InProcess()))
+    return with_keys.results[0], self_checked.results[0]
 
 
 # -- the submission folder ----------------------------------------------------------------

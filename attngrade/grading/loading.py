@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
@@ -31,6 +32,7 @@ class Discovery:
     # Each place's id in the run before into the same OUT; asked once the class is counted (processes
     # forked then do not inherit a copy of it).
     ids_before: Callable[[], Mapping[str, str] | None] | None = None
+    ids_from_names: bool = False  # each student id is the file or folder name (an LMS download)
 
 
 def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str | None = None,
@@ -59,7 +61,8 @@ def load_all(paths: Iterable[Path], stats: Stats | None = None, *, homework: str
                               mixed=d.mixed))
     if found is not None:
         found(len(every))
-    loading = Loading(every, stats, homework, bank, nested, d.ids_before() if d.ids_before is not None else None)
+    read = partial(load_or_error, homework=homework, bank=bank, ids_from_names=d.ids_from_names)
+    loading = Loading(every, stats, read, nested, d.ids_before() if d.ids_before is not None else None)
     if lazy_from is not None and len(every) >= lazy_from:
         return loading
     return Loaded(loading.shared(workers, ahead.first_of(every) if ahead else None), loading.names)
@@ -81,9 +84,10 @@ class Loading:
     class loaded this way never holds every student's raw answers at once: at 100,000
     students those are half a gigabyte."""
 
-    def __init__(self, paths: list[Path], stats: Stats | None, homework: str | None, bank: Any,
+    def __init__(self, paths: list[Path], stats: Stats | None, read: Callable[[Path], Submission | Result],
                  nested: dict[Path, int] | None = None, before: Mapping[str, str] | None = None):
-        self.paths, self.stats, self.homework, self.bank = paths, stats, homework, bank
+        """`read` loads one submission, or gives its error row (`intake.submissions.load_or_error`)."""
+        self.paths, self.stats, self.read = paths, stats, read
         self.names = Names.of(((_named(p), p) for p in paths), nested, before)
         self._started = False
 
@@ -127,6 +131,6 @@ class Loading:
         self._started = True
 
     def _load(self, path: Path) -> Submission | Result:
-        return load_or_error(path, self.homework, self.bank)
+        return self.read(path)
 
 

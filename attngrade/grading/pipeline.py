@@ -20,6 +20,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 from ..checkers.accuracy import gold_names
 from ..errors import ConfigError, SubmissionError
 from ..intake.early import EarlyLoad
+from ..intake.formats import OWN_HOMEWORK
 from ..intake.submissions import load_submission
 from ..problems import BUNDLED, Bank
 from ..problems.keys import load_keys
@@ -64,6 +65,7 @@ class Options:
     assignments: Mapping[str, Assignment] | None = None
     freeze: bool = False  # keep what the plan read out of the collector's reach; the caller unfreezes
     unreadable: Unreadable | None = None  # what an unreadable answer gets (None: what the homework says)
+    ids_from_names: bool = False  # each student id is the file or folder name (an LMS download)
 
 
 @dataclass
@@ -134,7 +136,8 @@ def self_check(path: Path, budget: float = 2.0, homework: str | None = None, ban
     try:
         loaded = bank.load_homework(submission.homework)
     except ConfigError as err:
-        raise SubmissionError(str(err), path=str(submission.path)) from None
+        hint = "" if submission.homework in bank.homework_ids() else f"; {OWN_HOMEWORK}"
+        raise SubmissionError(f"{err}{hint}", path=str(submission.path)) from None
     return grade_submission(assignment(loaded, None, self_check=True), submission, InProcess(budget))
 
 
@@ -223,7 +226,7 @@ class _Run:
 
     def _load(self, source: Class) -> Any:
         discovery = Discovery(source.classes, source.out, self.passed_over, self.mixed, source.early,
-                              source.ids_before)
+                              source.ids_before, self.options.ids_from_names)
         return load_all(source.paths, self.stats, homework=self.options.homework, bank=self.options.bank,
                         discovery=discovery, found=self._counted, lazy_from=LARGE_CLASS, workers=self.processes)
 

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import stat
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Iterator
@@ -30,7 +31,15 @@ from ..runtime.outfiles import FOLDERS_FILE as FOLDERS_FILE
 from ..runtime.outfiles import beside
 from ..runtime.safe_yaml import Loader, not_yaml, yaml_problem
 from ..runtime.text import safe_text
-from .formats import MAX_BYTES, READ, is_answers_format, read_carrier
+from .formats import (
+    MAX_BYTES,
+    READ,
+    WITH_HOMEWORK,
+    is_answers_format,
+    is_placeholder_id,
+    placeholder_note,
+    read_carrier,
+)
 
 log = logging.getLogger(__name__)
 
@@ -122,26 +131,31 @@ def _yaml_hint(problem: str, line: str) -> str:
     return ""
 
 
-def load_submission(path: Path, homework: str | None = None, bank: Any = None) -> Submission:
+def load_submission(path: Path, homework: str | None = None, bank: Any = None,
+                    ids_from_names: bool = False) -> Submission:
     """One submission from an answers file or a submission folder, read within `READ_BUDGET`.
 
     `homework` is the homework id for files that do not name one (a notebook without
-    attngrade metadata, `--homework` on the command line); `bank` where homeworks are looked up.
+    attngrade metadata, `--homework` on the command line); `bank` where homeworks are looked up;
+    `ids_from_names`: the student id is the file or folder name whatever the file says (an
+    LMS download names each file after its student).
     """
     try:
         with time_limit(READ_BUDGET):  # (over it, even with the alarm unheard: see deadline)
-            return _load_submission(path, homework, bank)
+            submission = _load_submission(path, homework, bank)
+        return _named_by_its_place(submission, path) if ids_from_names else submission
     except BudgetExceeded:
         pass
     raise SubmissionError(f"reading this submission took over {READ_BUDGET:g} s, so it was not graded (one "
                           "written by hand reads in well under a second); send course staff the file", path=str(path))
 
 
-def load_or_error(path: Path, homework: str | None = None, bank: Any = None) -> Submission | Result:
+def load_or_error(path: Path, homework: str | None = None, bank: Any = None,
+                  ids_from_names: bool = False) -> Submission | Result:
     """`load_submission`, or the error row of a submission that cannot be loaded: one file
     attngrade cannot read never stops a class."""
     try:
-        return load_submission(path, homework=homework, bank=bank)
+        return load_submission(path, homework=homework, bank=bank, ids_from_names=ids_from_names)
     except SubmissionError as err:
         return error_result(path, None, str(err))
     except Exception as err:  # noqa: BLE001 - one file attngrade cannot read must not stop a class
@@ -155,6 +169,14 @@ def error_result(path: Path, homework: str | None, message: str, student: str | 
     """The row of a submission that was not graded, with why."""
     return Result(student=student or named(path), homework=homework, score=0.0, max_score=0.0, error=message,
                   source=str(path))
+
+
+def _named_by_its_place(submission: Submission, path: Path) -> Submission:
+    own = named(path)
+    if submission.student == own:
+        return submission
+    note = f"listed as '{own}', its file or folder name (--ids-from-names); the file says '{submission.student}'"
+    return replace(submission, student=own, notes=submission.notes + (note,))
 
 
 def named(path: Path) -> str:
@@ -189,8 +211,8 @@ def _load_submission(path: Path, homework: str | None, bank: Any) -> Submission:
     unknown = sorted(set(map(safe_text, data)) - {"homework", "student", "answers"})
     named = data.get("homework", homework)
     if not isinstance(named, str) or not named.strip():
-        raise SubmissionError("the file does not say which homework it answers (add 'homework: <id>')",
-                              path=str(file))
+        raise SubmissionError("the file does not say which homework it answers; add 'homework: <id>' at the top, "
+                              f"or name it on the command line: {WITH_HOMEWORK}", path=str(file))
     answers = data.get("answers")
     if answers is None:
         answers = {}
@@ -213,6 +235,8 @@ def _student_id(claim: Any, default: str) -> tuple[str, tuple[str, ...]]:
     name), with a note when the claim was there but could not be an id (a list, a mapping)."""
     if claim is None or isinstance(claim, (str, int, float)) and not isinstance(claim, bool):
         text = "" if claim is None else safe_text(claim, 200).strip()
+        if text and is_placeholder_id(text):
+            return default, (placeholder_note(text),)
         return text or default, ()
     return default, (f"'student' is not a name or a number; the submission is listed as '{default}'",)
 

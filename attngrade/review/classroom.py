@@ -23,7 +23,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..outputs import staff
-from ..outputs.staff import Grade, Item, normalized
+from ..outputs.staff import Grade, Item
 from ..problems import BUNDLED, Bank
 from ..records import Homework
 from . import embed, grouping

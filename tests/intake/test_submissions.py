@@ -89,6 +89,7 @@ def test_a_huge_integer_as_student_id_or_part_id_is_shown_bounded(tmp_path):
 def test_a_file_attngrade_fails_on_is_that_students_error_row(tmp_path, monkeypatch):
     # Whatever goes wrong loading one file (a bug of ours included), the rest of the class is loaded.
     from attngrade.grading.loading import Loading
+    from attngrade.intake.submissions import load_or_error
 
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     for path in (good, bad):
@@ -100,7 +101,7 @@ def test_a_file_attngrade_fails_on_is_that_students_error_row(tmp_path, monkeypa
         return load_submission(path, **kwargs)
 
     monkeypatch.setattr("attngrade.intake.submissions.load_submission", load)
-    first, second = Loading([bad, good], None, None, None)
+    first, second = Loading([bad, good], None, load_or_error)
     assert first.error and "attngrade failed to read this submission (RuntimeError" in first.error
     assert second.student == "good" and second.answers == {"1b": "C(k_a + k_b)"}
 

@@ -115,7 +115,9 @@ def test_new_homework_starts_a_folder_from_a_bundled_one(tmp_path, capsys):
     assert main(["new-homework", "nyu-dl-transformer", "-o", str(folder),
                  "--solutions", str(root / "solutions")]) == 0
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
-        "README.md", "homework.yaml", "keys.yaml", "problems/nyu-attention-theory.yaml"]
+        "README.md", "handout/nyu-dl-transformer/homework.yaml",
+        "handout/nyu-dl-transformer/problems/nyu-attention-theory.yaml", "homework.yaml", "keys.yaml",
+        "problems/nyu-attention-theory.yaml"]
     assert main(["validate", str(folder)]) == 0
     capsys.readouterr()
     assert main(["new-homework", "nyu-dl-transformer", "-o", str(folder)]) == 2

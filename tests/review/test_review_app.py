@@ -12,7 +12,7 @@ import pytest
 
 from attngrade.cli import main as cli
 
-from conftest import HOSTILE, HW, SAME
+from review_fixtures import HOSTILE, HW, SAME
 
 
 def raw(server, path: str, headers: dict[str, str]) -> http.client.HTTPResponse:

@@ -12,7 +12,7 @@ from attngrade.grading import Class, Options, grade
 from attngrade.outputs import staff
 from attngrade.outputs.write import groups_of
 
-from conftest import HOSTILE, HW, ROOT, SAME, run_grade, write_class
+from review_fixtures import HOSTILE, HW, ROOT, SAME, run_grade, write_class
 
 VIEWPORT = {"width": 1280, "height": 900}
 

@@ -88,6 +88,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$VENV/bin/python" -m pip install --quiet --index-url {{ torch_index | shquote }} {{ torch | shquote }}
 {% endif %}
 
-# Fail the build now, not at the first submission, if the install does not work.
-"$VENV/bin/python" -m attngrade problems {{ homework | shquote }} >/dev/null
+# Fail the build now, not at the first submission, if the install does not work: the homework
+# is loaded as grading loads it (an instructor's own homework from its folder in this zip).
+"$VENV/bin/python" -m attngrade problems {% if homework_folder %}"$SOURCE/"{{ homework_folder | shquote }}{% else %}{{ homework | shquote }}{% endif %} >/dev/null
 echo "attngrade setup: attngrade $("$VENV/bin/python" -c 'import attngrade; print(attngrade.__version__)') is installed in $VENV"

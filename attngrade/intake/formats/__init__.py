@@ -14,12 +14,23 @@ from typing import Any, Callable
 from ...errors import ConfigError, SubmissionError
 from ...records import Homework, Submission
 from .latex import read_latex
-from .markdown import read_markdown
+from .markdown import PLACEHOLDER_ID, is_placeholder_id, placeholder_note, read_markdown
 from .notebook import read_notebook
+
+__all__ = ["FORMATS", "MAX_BYTES", "OWN_HOMEWORK", "PLACEHOLDER_ID", "READ", "WITH_HOMEWORK", "is_answers_format",
+           "is_placeholder_id", "placeholder_note", "read_carrier"]
 
 FORMATS = {".yaml": "YAML", ".yml": "YAML", ".ipynb": "notebook", ".md": "Markdown", ".tex": "LaTeX"}
 READ = ", ".join(dict.fromkeys(FORMATS))
 MAX_BYTES = {".ipynb": 100_000_000, ".md": 2_000_000, ".tex": 2_000_000}
+
+
+# How a student names the homework when the file does not, or names a course's own homework
+# that is not bundled with attngrade (said wherever a homework cannot be found).
+WITH_HOMEWORK = ("`--homework ID` (a bundled homework, see `grade problems`) or `--homework DIR` (the homework "
+                 "folder your course handed out, with homework.yaml in it)")
+OWN_HOMEWORK = ("if it is a course's own homework, name its folder (the one with homework.yaml that the course "
+                "handed out) with --homework DIR")
 
 
 def is_answers_format(path: Path) -> bool:
@@ -37,14 +48,14 @@ def read_carrier(path: Path, text: str, *, homework: str | None, bank: Any,
             how = {".ipynb": "notebook metadata 'attngrade.homework' (the template from `grade assign` has it)",
                    ".md": "front matter at the top ('---', 'homework: <id>', '---')",
                    ".tex": "\\attnhomework{<id>} in the preamble"}[suffix]
-            raise SubmissionError(f"the file does not say which homework it answers; add {how}, "
-                                  "or pass --homework <id>", path=str(path))
+            raise SubmissionError(f"the file does not say which homework it answers; add {how}, or name it on "
+                                  f"the command line: {WITH_HOMEWORK}", path=str(path))
         try:
             return bank.load_homework(wanted)
         except ConfigError as err:
             if wanted in bank.homework_ids():
                 raise
-            raise SubmissionError(str(err), path=str(path)) from None
+            raise SubmissionError(f"{err}; {OWN_HOMEWORK}", path=str(path)) from None
 
     if suffix == ".ipynb":
         return read_notebook(path, text, homework_for, parse_yaml)

@@ -15,6 +15,10 @@ from ...records import Homework, Submission
 from .answers import ANY_HEADING, FENCE, HEADING, Collected, block_answer
 
 MAX_MARKDOWN_BYTES = 2_000_000
+# The student id `grade assign` writes into a template: a slot to fill, never anyone's id.
+PLACEHOLDER_ID = "<your-id>"
+# What a template's id slot has said, or a student may leave there: read as no id at all.
+_PLACEHOLDERS = {"your-id", "yourid", "your-name", "student-id", "your-student-id", "id", "name", "student"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,7 @@ class Block:
     line: int  # 1-based line of the heading or the fence in its text
     column: int = 1
     part: str = ""
+    open: bool = False  # a heading block that runs to the end of its text (a notebook's next cells go on)
 
 
 def without_comments(text: str) -> str:
@@ -72,26 +77,47 @@ def blocks(text: str) -> Iterator[Block]:
             if other and len(other.group(1)) <= level or HEADING.match(lines[end]) or FENCE.match(lines[end]):
                 break  # the next answer (at any level), a heading as high as this one, or a fence
             end += 1
-        yield Block("heading", "\n".join(lines[i + 1:end]), i + 1, line.index("#") + 1, heading.group(2))
+        yield Block("heading", "\n".join(lines[i + 1:end]), i + 1, line.index("#") + 1, heading.group(2),
+                    open=end >= len(lines))
         i = end
 
 
 def collect(text: str, collected: Collected, where: Callable[[Block], str], parse_yaml: Callable[[str, str], Any]) -> None:
     """Add every answer block of `text` to `collected`; `where` names a block's place."""
     for block in blocks(text):
-        place = where(block)
-        if block.kind == "yaml":
-            data = parse_yaml(block.text, place)
-            answers = data.get("answers", data) if isinstance(data, dict) else None
-            if not isinstance(answers, dict):
-                raise SubmissionError(f"{place}: an attngrade block holds YAML answers: a mapping from part id "
-                                      "to answer, or 'answers:' with that mapping")
-            for pid, answer in answers.items():
-                if str(pid) not in ("homework", "student"):
-                    collected.add(str(pid), answer, place)
+        add_block(block, where(block), collected, parse_yaml)
+
+
+def add_block(block: Block, place: str, collected: Collected, parse_yaml: Callable[[str, str], Any]) -> None:
+    """One answer block's answers, added to `collected` (`place`: where the block is)."""
+    if block.kind == "yaml":
+        data = parse_yaml(block.text, place)
+        answers = data.get("answers", data) if isinstance(data, dict) else None
+        if not isinstance(answers, dict):
+            raise SubmissionError(f"{place}: an attngrade block holds YAML answers: a mapping from part id "
+                                  "to answer, or 'answers:' with that mapping")
+        for pid, answer in answers.items():
+            if str(pid) not in ("homework", "student"):
+                collected.add(str(pid), answer, place)
+        return
+    part = collected.homework.part(block.part)
+    collected.add(block.part, block_answer(part, block.text, collected.notes, place) if part else None, place)
+
+
+def has_heading(text: str) -> bool:
+    """Whether Markdown `text` holds a heading or an attngrade fence outside its code blocks
+    (a `# comment` in fenced code is no heading)."""
+    marker = None
+    for line in without_comments(text).splitlines():
+        stripped = line.lstrip()
+        if marker is not None:
+            marker = None if stripped.startswith(marker) else marker
             continue
-        part = collected.homework.part(block.part)
-        collected.add(block.part, block_answer(part, block.text, collected.notes, place) if part else None, place)
+        if FENCE.match(line) or ANY_HEADING.match(line):
+            return True
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+    return False
 
 
 def front_matter(text: str, parse_yaml: Callable[[str, str], Any]) -> tuple[dict, str]:
@@ -125,6 +151,20 @@ def _submission(path: Path, meta: dict, homework: Homework, collected: Collected
         raise SubmissionError("no answers were found: an answer is a heading '## Answer <part id>' (for example "
                               f"'## Answer {homework.parts[0].id}') followed by the answer, or a fenced "
                               "```attngrade block of YAML answers", path=str(path))
-    student = _text(meta.get("student")) or path.stem
-    return Submission(student=student, homework=homework.id, answers=collected.answers, path=path,
+    claimed = _text(meta.get("student"))
+    if claimed is not None and is_placeholder_id(claimed):
+        collected.notes.append(placeholder_note(claimed))
+        claimed = None
+    return Submission(student=claimed or path.stem, homework=homework.id, answers=collected.answers, path=path,
                       notes=tuple(collected.notes), invalid=dict(collected.invalid))
+
+
+def is_placeholder_id(value: str) -> bool:
+    """Whether a student id is a template's slot left as it was (`<your-id>`, `your-id`)."""
+    return "-".join(value.strip().strip("<>[]{}").replace("_", " ").lower().split()) in _PLACEHOLDERS
+
+
+def placeholder_note(claimed: str) -> str:
+    """Why a submission is listed under its file or folder name rather than the id it says."""
+    return (f"the student id '{claimed}' is the template's placeholder, so this submission is listed under "
+            "its file (or folder) name; write your own id there, or leave the line out")

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import yaml
 
 from ...records import Field, Homework, Part
+from .markdown import PLACEHOLDER_ID, is_placeholder_id
 
 FORMAT_NAMES = ("yaml", "md", "ipynb", "tex")
 
@@ -22,6 +23,8 @@ STYLE = r"""% attngrade.sty: the answer commands of attngrade templates, so the 
 % attngrade reads the .tex source itself (never the PDF); these only typeset the answers.
 \NeedsTeXFormat{LaTeX2e}
 \ProvidesPackage{attngrade}[2026/11/23 attngrade answer commands]
+% Statements are the bank's own math: \mathbb, \operatorname, \text and bold symbols need these.
+\RequirePackage{amsmath,amssymb}
 \RequirePackage{verbatim}
 \newcommand{\attnhomework}[1]{\gdef\attn@homework{#1}}% the preamble only records it
 \newcommand{\answer}[3][]{\par\noindent\textbf{Answer \detokenize{#2}\if\relax\detokenize{#1}\relax\else, \detokenize{#1}\fi}:\quad \(#3\)\par}
@@ -67,10 +70,19 @@ def _describe(part: Part) -> list[str]:
         lines.append(_symbols(part))
     for f in _files(part):
         lines.append(f"Hand in the file `{f.filename}` next to this document (it is read from there).")
-    kinds = [f"{f.name} ({f.expect or f.kind})" for f in part.fields if f.kind != "file"]
+    kinds = [f"{f.name} ({field_kind(f)})" for f in part.fields if f.kind != "file"]
     if kinds:
         lines.append("Fields: " + ", ".join(kinds) + ".")
     return lines
+
+
+def field_kind(f: Field) -> str:
+    """What a field takes, as a student reads it: a choice field names its options."""
+    if f.kind == "choice" and f.options:
+        return "one of " + ", ".join(f.options)
+    if f.kind == "bool":
+        return "yes or no"
+    return f.expect or f.kind
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -90,9 +102,9 @@ def _answer_block(part: Part, answer: Any, *, hashes: str = "###") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def markdown(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = "your-id") -> str:
+def markdown(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = PLACEHOLDER_ID) -> str:
     answers = answers or {}
-    out = ["---", f"homework: {homework.id}", f"student: {student}", "---", "",
+    out = ["---", f"homework: {homework.id}", f"student: {_student_line(student)}", "---", "",
            f"# {homework.course}: {homework.title}".strip(": "), "",
            "Write each answer under its `#### Answer <part>` heading: `field: value`, one per line "
            "(a text answer may go on over several lines). Math may be wrapped in `$...$`.", ""]
@@ -109,18 +121,33 @@ def markdown(homework: Homework, answers: Mapping[str, Any] | None = None, stude
 
 
 # -- notebook -------------------------------------------------------------------------------------
+def _student_line(student: str) -> str:
+    """The YAML value of `student:`: the placeholder says what to do with it."""
+    if is_placeholder_id(student):
+        return f"{student}  # your id; left as it is, your file's name is used"
+    return json.dumps(student, ensure_ascii=False) if _needs_quotes(student) else student
+
+
+def _needs_quotes(text: str) -> bool:
+    return yaml.safe_load(f"x: {text}") != {"x": text}
+
+
 def _cell(kind: str, text: str, **metadata: Any) -> dict[str, Any]:
     return {"cell_type": kind, "metadata": metadata, "source": text}
 
 
-def notebook(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = "your-id") -> str:
+def notebook(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = PLACEHOLDER_ID) -> str:
     answers = answers or {}
     cells = [_cell("markdown", f"# {homework.course}: {homework.title}\n\nWrite each answer in the cell under "
-                               "its heading `### Answer <part>`: `field: value`, one per line. Keep the heading.")]
+                               "its heading `### Answer <part>`: `field: value`, one per line. Keep the heading. "
+                               "An answer may go on in Markdown cells below it, up to the next heading; code "
+                               "cells are not read.")]
     for problem in homework.problems:
         cells.append(_cell("markdown", f"## {problem.title or problem.id}\n\n{problem.intro.strip()}".strip()))
         for part in problem.parts:
-            cells.append(_cell("markdown", f"**{part.id}** ({_points(part)})\n\n" + "\n\n".join(_describe(part))))
+            # A heading of its own, so the answer cell before it ends here.
+            cells.append(_cell("markdown", f"### {part.id} ({_points(part)})\n\n" + "\n\n".join(_describe(part)),
+                               attngrade={"statement": part.id}))
             if any(f.kind != "file" for f in part.fields):
                 cells.append(_cell("markdown", _answer_block(part, answers.get(part.id)),
                                    tags=["attngrade-answer"], attngrade={"part": part.id}))
@@ -150,10 +177,11 @@ def _statement(text: str) -> str:
     return "".join(piece if _INLINE_MATH.fullmatch(piece) else _prose(piece) for piece in _INLINE_MATH.split(text))
 
 
-def latex(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = "your-id") -> str:
+def latex(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = PLACEHOLDER_ID) -> str:
     answers = answers or {}
+    author = "" if is_placeholder_id(student) else _prose(student)  # LaTeX's id is the file's name
     out = [r"\documentclass{article}", r"\usepackage{attngrade}", f"\\attnhomework{{{homework.id}}}",
-           f"\\title{{{_prose(homework.course)}: {_prose(homework.title)}}}", f"\\author{{{_prose(student)}}}",
+           f"\\title{{{_prose(homework.course)}: {_prose(homework.title)}}}", f"\\author{{{author}}}",
            r"\begin{document}", r"\maketitle", ""]
     for problem in homework.problems:
         out += [f"\\section*{{{_prose(problem.title or problem.id)}}}", _statement(problem.intro.strip()), ""]
@@ -178,11 +206,11 @@ def latex(homework: Homework, answers: Mapping[str, Any] | None = None, student:
 
 
 # -- YAML -------------------------------------------------------------------------------------------
-def yaml_answers(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = "your-id") -> str:
+def yaml_answers(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = PLACEHOLDER_ID) -> str:
 
     answers = answers or {}
-    lines = [f"# {homework.course}: {homework.title}", f"homework: {homework.id}", f"student: {student}",
-             "answers:"]
+    lines = [f"# {homework.course}: {homework.title}", f"homework: {homework.id}",
+             f"student: {_student_line(student)}", "answers:"]
     for part in homework.parts:
         lines += [f"  # {line}" for text in _describe(part) for line in text.splitlines()]
         fields = _fields_of(part, answers.get(part.id))
