@@ -66,8 +66,6 @@ MAX_LINES = 80
 MAX_PARAMS = 8
 # Functions allowed to be longer or to take more parameters, each with its reason.
 LONG = {
-    ("attngrade.sandbox.zygote", "_run_child"): "to split: the child's setup, run and report",
-    ("attngrade.checkers.accuracy", "check"): "to split: reading, scoring and flags",
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError
@@ -30,16 +30,6 @@ class Outcome:
     unchecked: bool = False
     invalid: bool = False
     failed: bool = False
-    # The former name of `is_pending`, still taken from checks that pass it (never stored).
-    pending: InitVar[bool] = False
-
-    def __post_init__(self, pending: bool) -> None:
-        if pending:
-            object.__setattr__(self, "is_pending", True)
-
-
-# Read under the former name too: the InitVar's default would otherwise answer for it.
-Outcome.pending = property(lambda self: self.is_pending)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
 from .base import Context, Outcome, Param
-from .torch_module import MALFORMED, TIMEOUT, Property, code_files, malformed, run_code, score
+from .torch_module import MALFORMED, TIMEOUT, Property, clip, code_files, malformed, run_code, score
 
 MASK, PAD = "\u2047", "\u25a1"
 PARAMS = (Param("file", (str,)), Param("class", (str,)), Param("block_sizes", (list,)), Param("draws", (int,)),
@@ -104,39 +104,58 @@ def job_for(p: Mapping[str, Any], seed: int) -> dict[str, Any]:
 
 # -- reading draws ----------------------------------------------------------------------------
 class Draw:
-    """One item as drawn: decoded text, and its pieces when it has the expected form."""
+    """One item as drawn: decoded text, and its pieces when it has the expected form.
 
-    def __init__(self, case: Mapping[str, Any], record: Mapping[str, Any], itos: list[str] | None):
+    Everything here comes from the student's process, which may send anything: a draw whose
+    record is not what the driver sends is a draw with a problem, never an error of the check's,
+    and the decoded text is at most one character per id (the vocabulary is one of characters)."""
+
+    def __init__(self, case: Mapping[str, Any], record: Mapping[str, Any], itos: list[str] | str | None):
         self.block = int(case["block_size"])
-        self.doc = case["documents"][record["doc"]]
-        self.error = record.get("error")
+        self.doc = ""
+        self.error: str | None = None
         self.problem: str | None = None
         self.text = ""
         self.prefix = self.suffix = self.content = ""
         self.masks = 0
-        if self.error:
+        try:
+            self._read(case, record, itos)
+        except MALFORMED as err:
+            self.problem = f"your code sent back something malformed for this draw ({type(err).__name__})"
+
+    def _read(self, case: Mapping[str, Any], record: Mapping[str, Any], itos: list[str] | str | None) -> None:
+        doc = record["doc"]
+        if type(doc) is not int or not 0 <= doc < len(case["documents"]):
+            raise IndexError("a document the driver never drew")
+        self.doc = case["documents"][doc]
+        if record.get("error") is not None:
+            self.error = clip(str(record["error"]), 300)
             return
         x, y = record.get("x") or {}, record.get("y") or {}
         want = self.block - 1
         for name, t in (("x", x), ("y", y)):
             if "type" in t:
-                self.problem = f"{name} is a {t['type']}, not a tensor"
+                self.problem = f"{name} is a {clip(str(t['type']), 100)}, not a tensor"
             elif t.get("dtype") != "int64":
-                self.problem = f"{name} has dtype {t.get('dtype')}, not torch.long"
+                self.problem = f"{name} has dtype {clip(str(t.get('dtype')), 100)}, not torch.long"
             elif t.get("shape") != [want]:
-                self.problem = f"{name} has shape {t.get('shape')}, not [{want}] (block_size - 1)"
+                self.problem = f"{name} has shape {clip(str(t.get('shape')), 100)}, not [{want}] (block_size - 1)"
+            elif not isinstance(t.get("values"), list) or len(t["values"]) != want or \
+                    any(type(i) is not int for i in t["values"]):
+                raise ValueError("ids that are not a list of block_size - 1 whole numbers")
             if self.problem:
                 return
         xs, ys = x["values"], y["values"]
         if xs[1:] != ys[:-1]:
             self.problem = "y is not x shifted by one position"
             return
-        vocab = itos or []
-        try:
-            self.text = "".join(vocab[i] for i in xs + ys[-1:])
-        except (IndexError, TypeError):
+        if isinstance(itos, str) or not itos:
+            self.problem = itos or "the dataset has no itos table of its characters"
+            return
+        if any(not 0 <= i < len(itos) for i in xs + ys[-1:]):
             self.problem = "ids outside the dataset's vocabulary"
             return
+        self.text = "".join(itos[i] for i in xs + ys[-1:])
         self._split()
 
     def _split(self) -> None:
@@ -165,7 +184,16 @@ class Draw:
         doc = self.doc if len(self.doc) <= 60 else self.doc[:59] + "…"
         if self.error:
             return f"document {doc!r}: {self.error}"
-        return f"document {doc!r} (block size {self.block}) gave x+y[-1] = {self.text!r}"
+        return f"document {doc!r} (block size {self.block}) gave x+y[-1] = {clip(repr(self.text), 300)}"
+
+
+def vocabulary(itos: Any) -> list[str] | str | None:
+    """The dataset's itos as sent back, if it is a list of single characters; else why not (None: none)."""
+    if itos is None:
+        return None
+    if not isinstance(itos, list) or any(not isinstance(c, str) or len(c) != 1 for c in itos):
+        return "the dataset's itos does not map every id to a single character"
+    return itos
 
 
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
@@ -186,8 +214,8 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
 def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], points: float) -> Outcome:
     data = run.data
     if data.get("import_error"):
-        return score([Property("import", False, f"dataset.py could not be imported: {data['import_error']}")],
-                     points, run)
+        return score([Property("import", False, "dataset.py could not be imported: "
+                               + clip(str(data["import_error"]), 300))], points, run)
     cases = {c["name"]: c for c in job["cases"]}
     draws: dict[str, list[Draw]] = {}
     extra: list[str] = []
@@ -197,9 +225,11 @@ def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], points: float
             continue
         if record.get("error"):
             draws[case["name"]] = []
-            extra.append(f"{p['class']}(data, {case['block_size']}) fails: {record['error']}")
+            extra.append(f"{p['class']}(data, {case['block_size']}) fails: {clip(str(record['error']), 300)}")
             continue
-        draws[case["name"]] = [Draw(case, r, record.get("itos")) for r in record.get("draws") or []]
+        itos = vocabulary(record.get("itos"))
+        # No more draws than were asked for: the rest could only be forged.
+        draws[case["name"]] = [Draw(case, r, itos) for r in (record.get("draws") or [])[:len(case["draws"])]]
     props = properties(job, draws)
     tiny = [d for d in draws.get("tiny", []) if d.error]
     if tiny:

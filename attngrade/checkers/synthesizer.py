@@ -16,7 +16,10 @@ Properties (weights, out of 8): `parameters` (0.5: the starter's w1, w2 shared a
 heads, b2, value, proj, with their shapes), `shapes` (1: an output for every T from 1 to
 block_size − 1), `causal` (1), `equation` (3: the output equals the equation at every T),
 `gradients` (1: every parameter gets one), `gpt` (1.5: GPT(config) with the synthesizer
-option contains a SynthesizerAttention).
+option contains a SynthesizerAttention and uses it: re-drawing the synthesizers' weights
+changes the model's logits). A parameter, an output or logits that are NaN or infinite
+fail the property that reads them: the equation recomputed from a NaN weight is NaN, and
+NaN is never equal to anything.
 
 Params: `attention` / `model` (fields with attention.py and model.py; default the
 check's fields with those file names), `config` (default n_embd 16, n_head 4,
@@ -41,7 +44,9 @@ from .torch_module import (
     causal_property,
     code_files,
     equal_outputs,
+    finite,
     gradients_property,
+    guarded,
     malformed,
     module_job,
     params_table,
@@ -53,6 +58,7 @@ from .torch_module import (
 PARAMS = (Param("config", (dict,)), Param("option", (str,)), Param("timeout", (float,)))
 CONFIG = {"n_embd": 16, "n_head": 4, "block_size": 12, "n_layer": 2, "vocab_size": 24}
 WEIGHTS = {"parameters": 0.5, "shapes": 1.0, "causal": 1.0, "equation": 3.0, "gradients": 1.0, "gpt": 1.5}
+MOVED = 1e-5  # logits that move less than this (relative to their size) when the synthesizers change did not move
 
 
 def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str, Any]:
@@ -100,10 +106,15 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if isinstance(run, Outcome):
         return run
     data = run.data
+    judges = {"parameters": lambda: _parameters(data, config),
+              "shapes": lambda: shapes_property(job, data, WEIGHTS["shapes"]),
+              "causal": lambda: causal_property(job, data, WEIGHTS["causal"]),
+              "equation": lambda: _equation(job, data, config),
+              "gradients": lambda: gradients_property(data, WEIGHTS["gradients"]),
+              "gpt": lambda: _gpt(data, p, "model.py" in files)}
     try:
-        found = [_parameters(data, config), shapes_property(job, data, WEIGHTS["shapes"]),
-                 causal_property(job, data, WEIGHTS["causal"]), _equation(job, data, config),
-                 gradients_property(data, WEIGHTS["gradients"]), _gpt(data, p, "model.py" in files)]
+        found = [guarded(name, WEIGHTS[name] if name != "gpt" or p["gpt"] else 0.0, judge)
+                 for name, judge in judges.items()]
     except MALFORMED as err:
         return malformed(run, err)
     return score(found, ctx.points, run)
@@ -130,6 +141,11 @@ def _equation(job: Mapping[str, Any], data: Mapping[str, Any], config: Mapping[s
     if any(n not in weights or list(weights[n].shape) != want[n] for n in want):
         return Property("equation", False, "the output could not be compared with the handout's equation: the "
                         "parameters are not the starter's", WEIGHTS["equation"])
+    odd = [n for n in want if not finite(weights[n])]
+    if odd:
+        return Property("equation", False, f"the output could not be compared with the handout's equation: "
+                        f"{', '.join(odd)} hold NaN or infinite values, so the equation's output is not a number",
+                        WEIGHTS["equation"])
     x = np.asarray(job["inputs"], dtype=float)
     expected = {t: equation(x[:, :t], weights, config["n_head"]) for t in job["lengths"]}
     return equal_outputs(job, data, expected, "equation", "the output equals the handout's equation "
@@ -145,17 +161,31 @@ def _gpt(data: Mapping[str, Any], p: Mapping[str, Any], handed_in: bool) -> Prop
         return Property("gpt", False, "no model.py was handed in, so the model that uses the synthesizer could not "
                         "be built", weight)
     gpt = data.get("gpt") or {}
+    option = f"GPT(config) with {p['option']}=True"
     if "error" in gpt:
-        return Property("gpt", False, f"GPT(config) with {p['option']}=True fails: {gpt['error']}", weight)
+        return Property("gpt", False, f"{option} fails: {gpt['error']}", weight)
     modules = gpt.get("modules") or []
-    used = [name for name, _, is_synth in modules if is_synth]
-    if used:
-        return Property("gpt", True, f"GPT(config) with {p['option']}=True uses SynthesizerAttention "
-                        f"({len(used)} layers)", weight)
-    kinds = sorted({kind for _, kind, _ in modules if "Attention" in kind})
-    return Property("gpt", False, f"GPT(config) with {p['option']}=True contains no SynthesizerAttention "
-                    f"(its attention layers are {', '.join(kinds) or 'none'}): the synthesizer model is never built, "
-                    "so its predictions come from the vanilla model", weight)
+    used = [name for name, _, is_synth in modules if is_synth is True]
+    if not used:
+        kinds = sorted({str(kind) for _, kind, _ in modules if "Attention" in str(kind)})
+        return Property("gpt", False, f"{option} contains no SynthesizerAttention (its attention layers are "
+                        f"{', '.join(kinds) or 'none'}): the synthesizer model is never built, so its predictions "
+                        "come from the vanilla model", weight)
+    if "run_error" in gpt:
+        return Property("gpt", False, f"{option} holds SynthesizerAttention, but running it fails: {gpt['run_error']}",
+                        weight)
+    before, after = array(gpt.get("logits")), array(gpt.get("redrawn_logits"))
+    if before is None or after is None or before.shape != after.shape:
+        return Property("gpt", False, f"{option} holds SynthesizerAttention, but it gave no logits to compare", weight)
+    if not (finite(before) and finite(after)):
+        return Property("gpt", False, f"{option} gives logits that are NaN or infinite", weight)
+    moved = float(np.max(np.abs(after - before), initial=0.0))
+    if not moved > MOVED * (1.0 + float(np.max(np.abs(before), initial=0.0))):
+        return Property("gpt", False, f"{option} holds SynthesizerAttention ({len(used)} layers) but does not use "
+                        "it: re-drawing the synthesizers' weights left the model's logits unchanged, so its "
+                        "predictions come from another attention", weight)
+    return Property("gpt", True, f"{option} uses SynthesizerAttention ({len(used)} layers): re-drawing their "
+                    f"weights changes the logits (by up to {moved:.3g})", weight)
 
 
 __all__ = ["PARAMS", "check", "equation", "prepare", "array"]

@@ -28,10 +28,11 @@ Params of `torch_module`
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -73,7 +74,7 @@ def run_code(files: Mapping[str, str], job: Mapping[str, Any], timeout: float) -
     """The sandbox run of `job`, or an Outcome when the code cannot be run here or did not finish."""
     missing = sandbox.torch_missing()
     if missing:
-        return Outcome(0.0, (missing,), pending=True)
+        return Outcome(0.0, (missing,), is_pending=True)
     run = sandbox.run(files, job, timeout=timeout)
     if run.status == "ok" and isinstance(run.data, dict):
         return run
@@ -81,46 +82,66 @@ def run_code(files: Mapping[str, str], job: Mapping[str, Any], timeout: float) -
 
 
 def not_finished(run: Any, timeout: float) -> Outcome:
-    """Feedback for a child that did not return its data: the student's code, or attngrade's fault."""
+    """Feedback for a job that did not return its data: the student's code, or attngrade's fault.
+
+    Only the sandbox's supervisor can say that attngrade failed (`failed`): nothing the student's
+    code sends back can, so every other way a job ends is a verdict on the code (0, never pending)."""
     evidence = {"sandbox": sandbox_evidence(run)}
     if run.status == "failed":
-        return Outcome(0.0, (f"attngrade could not run your code ({run.error}); course staff will look at it",),
-                       evidence, failed=True)
+        return Outcome(0.0, (f"attngrade could not run your code ({clip(run.error, 500)}); course staff will look "
+                             "at it", isolation_line(run)), evidence, failed=True)
+    lines = [f"{_why_not_finished(run, timeout)}: no property could be checked"]
+    if run.output.strip():
+        lines.append("your code printed: " + clip(run.output.strip().splitlines()[-1], 200))
+    return Outcome(0.0, (*lines, isolation_line(run)), evidence)
+
+
+def _why_not_finished(run: Any, timeout: float) -> str:
     exit_ = run.exit or {}
     reasons = {
         "timeout": f"your code was still running after {timeout:g} s (an endless loop?) and was stopped",
         "too_large": "your code sent back more data than a check reads; it was stopped",
+        "memory": "your code's processes together held more memory than allowed"
+                  + (f" ({run.memory // 1024**2} MiB at the last count)" if run.memory else "") + " and were stopped",
+        "malformed": "your code sent back something malformed (not what attngrade's driver sends)",
+        "crashed": f"your code broke attngrade's driver ({clip(run.error, 300)})",
     }
     if run.status in reasons:
-        why = reasons[run.status]
-    elif exit_.get("signal") == "SIGXCPU" or exit_.get("signal") == "SIGKILL" and run.cpu >= timeout - 0.5:
-        why = "your code used up its CPU time and was stopped"
-    elif exit_.get("signal") == "SIGXFSZ":
-        why = "your code wrote a file larger than allowed and was stopped"
-    elif exit_.get("signal") == "SIGSEGV":
-        why = "your code crashed the Python process (SIGSEGV; very deep recursion does this)"
-    elif exit_.get("signal"):
-        why = f"your code's process was ended by {exit_['signal']}"
-    else:
-        why = (f"your code ended the process (exit code {exit_.get('code')}) before the checks finished; "
-               "do not call exit() in a module")
-    lines = [f"{why}: no property could be checked"]
-    if run.output.strip():
-        lines.append("your code printed: " + _clip(run.output.strip().splitlines()[-1], 200))
-    return Outcome(0.0, tuple(lines), evidence)
+        return reasons[run.status]
+    if exit_.get("signal") == "SIGXCPU" or exit_.get("signal") == "SIGKILL" and run.cpu >= timeout - 0.5:
+        return "your code used up its CPU time and was stopped"
+    if exit_.get("signal") == "SIGXFSZ":
+        return "your code wrote a file larger than allowed and was stopped"
+    if exit_.get("signal") == "SIGSEGV":
+        return "your code crashed the Python process (SIGSEGV; very deep recursion does this)"
+    if exit_.get("signal"):
+        return f"your code's process was ended by {exit_['signal']}"
+    return (f"your code ended the process (exit code {exit_.get('code')}) before the checks finished; "
+            "do not call exit() in a module")
 
 
 # What reading the child's data raises when it is not what the driver sends: student code can
 # write to the result pipe itself (it runs in the driver's process) and end before the driver.
-MALFORMED = (TypeError, KeyError, ValueError, IndexError, AttributeError)
+MALFORMED = (TypeError, KeyError, ValueError, IndexError, AttributeError, ArithmeticError, RecursionError)
+QUOTE = 2000  # characters of any one line quoted back (an example, a message of the student's code)
+FEEDBACK = 32 * 1024  # characters of a whole part's feedback
 
 
 def malformed(run: Any, err: Exception) -> Outcome:
     """A child whose data is not the driver's: the student's code's doing, so no property holds (0)."""
-    return Outcome(0.0, (f"the results that came back from your code's process are not what attngrade's driver "
-                         f"sends ({type(err).__name__}: {_clip(str(err), 160)}), so no property could be checked; "
-                         "your code must not write to the process's pipes or end it early",
-                         isolation_line(run)), {"sandbox": sandbox_evidence(run)})
+    said = (f"the results that came back from your code's process are not what attngrade's driver sends "
+            f"({type(err).__name__}: {clip(str(err), 160)}), so no property could be checked; your code must not "
+            "write to the process's pipes or end it early")
+    return Outcome(0.0, (said, isolation_line(run)), {"sandbox": sandbox_evidence(run)})
+
+
+def guarded(name: str, weight: float, judge: Callable[[], Property]) -> Property:
+    """`judge()`, or a failed property when the data it reads is not what the driver sends."""
+    try:
+        return judge()
+    except MALFORMED as err:
+        return Property(name, False, f"{name}: your code sent back something malformed for this property "
+                                     f"({type(err).__name__}: {clip(str(err), 160)})", weight)
 
 
 def sandbox_evidence(run: Any) -> dict[str, Any]:
@@ -129,13 +150,17 @@ def sandbox_evidence(run: Any) -> dict[str, Any]:
 
 
 def isolation_line(run: Any) -> str:
+    """Every isolation layer the job had, and every one missing here with the reason."""
     layers = run.layers or {}
-    active = layers.get("active") or []
+    active = [clip(str(a), 300) for a in layers.get("active") or []]
     missing = layers.get("missing") or {}
-    line = f"your code ran in a sandbox ({len(active)} isolation layers"
+    if not active and not missing:
+        return "your code ran in a sandbox that reported no isolation layers (it ended before it was set up)"
+    line = f"your code ran in a sandbox with {len(active)} isolation layers: " + "; ".join(active)
     if missing:
-        line += "; not available here: " + ", ".join(sorted(missing))
-    return line + ")"
+        line += ". Not available here: " + "; ".join(f"{name} ({clip(str(why), 160)})"
+                                                    for name, why in sorted(missing.items()))
+    return line
 
 
 def score(properties: Sequence[Property], points: float, run: Any, extra: Sequence[str] = (),
@@ -146,23 +171,50 @@ def score(properties: Sequence[Property], points: float, run: Any, extra: Sequen
     pending = any(p.pending for p in properties)
     lines = [("ok: " if p.ok else "pending: " if p.pending else "FAILED: ") + p.message for p in properties]
     lines += list(extra)
-    lines.append(isolation_line(run))
     ev = {"properties": [{"name": p.name, "ok": p.ok, "weight": p.weight, "pending": p.pending}
                          for p in properties], "sandbox": sandbox_evidence(run), **dict(evidence or {})}
-    return Outcome(round(earned, 6), tuple(lines), ev, pending=pending and earned < points)
+    return Outcome(round(earned, 6), (*bounded(lines), isolation_line(run)), ev, is_pending=pending and earned < points)
 
 
-def _clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[:n - 1] + "…"
+def bounded(lines: Sequence[str]) -> tuple[str, ...]:
+    """Each line clipped to QUOTE characters, and all of them to FEEDBACK: what the student's code
+    sent back is quoted, and it may be any size."""
+    out, left = [], FEEDBACK
+    for i, line in enumerate(lines):
+        if left <= 0:
+            out.append(f"…({len(lines) - i} more lines)")
+            break
+        out.append(clip(line, min(QUOTE, left)))
+        left -= len(out[-1])
+    return tuple(out)
+
+
+def clip(text: str, n: int) -> str:
+    """`text`, or its first `n` characters and how many more there were."""
+    return text if len(text) <= n else f"{text[:n]}…({len(text) - n} more characters)"
+
+
+MAX_SIZE = 1 << 22  # values of one array sent back: the result pipe holds no more
 
 
 def array(info: Any) -> np.ndarray | None:
-    """A tensor the child sent back (shape and flat values), as a numpy array; None if it is not one."""
-    if not isinstance(info, Mapping) or info.get("values") is None or "shape" not in info:
+    """A tensor the child sent back (shape and flat values), as a numpy array; None if it is not one
+    (a shape that is not a list of whole numbers, or values that do not fill it)."""
+    if not isinstance(info, Mapping) or not isinstance(info.get("values"), list):
         return None
-    values = np.asarray(info["values"], dtype=float)
-    shape = tuple(int(s) for s in info["shape"])
-    return values.reshape(shape) if values.size == int(np.prod(shape)) else None
+    shape = info.get("shape")
+    if not isinstance(shape, list) or any(type(s) is not int or not 0 <= s <= MAX_SIZE for s in shape):
+        return None
+    size = 1
+    for s in shape:
+        size *= s
+    if size != len(info["values"]) or size > MAX_SIZE:
+        return None
+    return np.asarray(info["values"], dtype=float).reshape(shape)
+
+
+def finite(a: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(a)))
 
 
 def _not_finite(a: np.ndarray) -> str:
@@ -175,7 +227,7 @@ def run_module(files: Mapping[str, str], job: Mapping[str, Any], timeout: float,
     """The run of a `module` job, or the Outcome when it did not finish or the class could not be built."""
     run = run_code(files, job, timeout)
     if not isinstance(run, Outcome) and "construct_error" in run.data:
-        return score([Property("build", False, f"{job['class']}(config) fails: {run.data['construct_error']}")],
+        return score([Property("build", False, f"{job['class']}(config) fails: {run.data['construct_error']!s}")],
                      points, run)
     return run
 
@@ -227,9 +279,9 @@ def causal_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: flo
     if full is None or changed is None or full.shape != changed.shape:
         error = (data.get("perturbed") or {}).get("error") or "no output at the full length"
         return Property("causal", False, f"causality could not be checked: {error}", weight)
-    if not (np.all(np.isfinite(full)) and np.all(np.isfinite(changed))):
+    if not (finite(full) and finite(changed)):
         return Property("causal", False, "causality could not be checked: "
-                        + _not_finite(full if not np.all(np.isfinite(full)) else changed), weight)
+                        + _not_finite(full if not finite(full) else changed), weight)
     diff = float(np.max(np.abs(full[:, :k] - changed[:, :k]))) if k else 0.0
     if diff <= ATOL + RTOL * float(np.max(np.abs(full[:, :k]), initial=0.0)):
         return Property("causal", True, f"causal: changing the inputs from position {k + 1} on leaves the outputs "
@@ -242,9 +294,17 @@ def gradients_property(data: Mapping[str, Any], weight: float = 1.0) -> Property
     if "grads_error" in data:
         return Property("gradients", False, f"backward failed: {data['grads_error']}", weight)
     grads = data.get("grads") or {}
-    dead = sorted(name for name, g in grads.items() if not g)
     if not grads:
         return Property("gradients", False, "no gradients came back", weight)
+    sizes = {str(name): g for name, g in grads.items()}
+    if any(g is not None and type(g) not in (int, float) for g in sizes.values()):
+        raise TypeError("a gradient's size is not a number")
+    if "params" in data and set(sizes) != set(data.get("params") or {}):  # the driver sends both for one module
+        raise ValueError("gradients for parameters other than the module's")
+    odd = sorted(name for name, g in sizes.items() if g is not None and not (math.isfinite(g) and g >= 0))
+    if odd:
+        return Property("gradients", False, "the gradients of " + ", ".join(odd) + " are NaN or infinite", weight)
+    dead = sorted(name for name, g in sizes.items() if not g)
     if dead:
         return Property("gradients", False, "gradients do not reach " + ", ".join(dead) +
                         ": those parameters are never used (or used without a gradient) in forward", weight)
@@ -259,9 +319,10 @@ def rows_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: float
         if a is None or a.shape[-2:] != (t, t):
             continue
         seen += 1
-        if not np.allclose(a.sum(axis=-1), 1.0, atol=1e-4):
-            bad.append(f"T={t}: rows sum to {float(a.sum(axis=-1).min()):.3g}..{float(a.sum(axis=-1).max()):.3g}")
-        elif np.any(np.abs(np.triu(a, 1)) > 1e-6):
+        sums = a.sum(axis=-1)
+        if not (finite(a) and float(np.max(np.abs(sums - 1.0), initial=0.0)) <= 1e-4):  # NaN is never a pass
+            bad.append(f"T={t}: rows sum to {float(sums.min()):.3g}..{float(sums.max()):.3g}")
+        elif not float(np.max(np.abs(np.triu(a, 1)), initial=0.0)) <= 1e-6:
             bad.append(f"T={t}: weight on later positions")
     if not seen:
         return Property("rows_sum_to_one", False, "no attention weights (a softmax over T positions) were seen "
@@ -287,10 +348,13 @@ def equal_outputs(job: Mapping[str, Any], data: Mapping[str, Any], expected: Map
             continue
         if got is None or got.shape != want.shape:
             return Property(name, False, f"{what}: no output of shape {list(want.shape)} at T={t}", weight)
-        if not np.all(np.isfinite(got)):  # NaN compares as neither near nor far: it is never equal
+        if not finite(got):  # NaN compares as neither near nor far: it is never equal
             return Property(name, False, f"{what}: at T={t} {_not_finite(got)}", weight)
-        gap = float(np.max(np.abs(got - want)))
-        if gap > ATOL + RTOL * float(np.max(np.abs(want), initial=0.0)):
+        if not finite(want):  # computed from what the code sent back: nothing is equal to it
+            return Property(name, False, f"{what}: at T={t} the expected output is NaN or infinite (it is computed "
+                                         "from values your code sent back, which are not all finite)", weight)
+        gap = float(np.max(np.abs(got - want), initial=0.0))
+        if not gap <= ATOL + RTOL * float(np.max(np.abs(want), initial=0.0)):  # only a clear pass passes
             return Property(name, False, f"{what}: at T={t} your output differs by up to {gap:.3g} "
                                          f"(e.g. {got.ravel()[0]:.4g} where {want.ravel()[0]:.4g} is expected)",
                             weight)
@@ -362,25 +426,20 @@ def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], reference: Ma
            points: float) -> Outcome:
     data = run.data
     w = p["weights"]
-    found: list[Property] = []
-    for name in p["properties"]:
-        if name == "shapes":
-            found.append(shapes_property(job, data, w[name]))
-        elif name == "causal":
-            found.append(causal_property(job, data, w[name]))
-        elif name == "gradients":
-            found.append(gradients_property(data, w[name]))
-        elif name == "rows_sum_to_one":
-            found.append(rows_property(job, data, w[name]))
-        elif name == "reference":
-            found.append(_reference_property(job, data, reference, w[name]))
-    return score(found, points, run)
+    judges: dict[str, Callable[[], Property]] = {
+        "shapes": lambda: shapes_property(job, data, w["shapes"]),
+        "causal": lambda: causal_property(job, data, w["causal"]),
+        "gradients": lambda: gradients_property(data, w["gradients"]),
+        "rows_sum_to_one": lambda: rows_property(job, data, w["rows_sum_to_one"]),
+        "reference": lambda: _reference_property(job, data, reference, w["reference"]),
+    }
+    return score([guarded(name, w[name], judges[name]) for name in p["properties"]], points, run)
 
 
 def _reference_property(job: Mapping[str, Any], data: Mapping[str, Any], reference: Any, weight: float) -> Property:
     if reference is None:
         return Property("reference", False, "the reference module is not at hand; course staff compare by hand",
-                        weight, pending=True)
+                        weight, is_pending=True)
     if data.get("weights_missing") or data.get("weights_unexpected"):
         return Property("reference", False, "your parameters differ from the starter's: "
                         + ", ".join([f"missing {n}" for n in data.get("weights_unexpected") or []]

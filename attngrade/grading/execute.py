@@ -87,8 +87,13 @@ class WorkerPool:
         trivial = {k: t for k, t in tasks.items() if check_of(k, assignments) in TRIVIAL}
         rest = {k: t for k, t in tasks.items() if k not in trivial}
         if not rest or (on_main and (self.workers <= 1 or len(rest) <= 1)):
+            # A check that reads what student code sent back (any size, any shape) runs in a worker
+            # under the memory cap, even here: never in the process that holds the class.
+            code = {k: t for k, t in rest.items() if REGISTRY[check_of(k, assignments)].runs_code}
+            capped = Stream(self, assignments).outcomes(code) if code and on_main else {}
             return {**InProcess(0.0, self.on_done).run(trivial, assignments),
-                    **InProcess(self.budget, self.on_done).run(rest, assignments)}
+                    **InProcess(self.budget, self.on_done).run({k: t for k, t in rest.items() if k not in capped},
+                                                               assignments), **capped}
         return Stream(self, assignments).outcomes(tasks)
 
     def stream(self, assignments: Mapping[str, Assignment], show: "Showing | None" = None) -> "Stream | None":
@@ -391,7 +396,7 @@ def _mapped() -> int:
     """Bytes of address space this process holds already (0 where /proc cannot tell).
 
     A worker may use `memory` more than it was forked with: forked from a process that maps
-    more than the cap (a notebook or test session that imported torch maps gigabytes it never
+    more than the cap (a notebook or test process that imported torch maps gigabytes it never
     touches), a flat cap would fail the worker's first allocation, and every answer it checked
     would be called too large to check."""
     try:

@@ -8,9 +8,13 @@ the trusted drivers in `drivers.py`, which import the student's modules and retu
 of numbers and strings. Verdicts are computed by the checks, in the grader, with numpy.
 
 The zygote is started on first use (or ahead of time by `prestart()`, which the plan
-stage calls when a batch holds code parts) and its socket is published in the
-environment, so worker processes forked later share it. When it cannot be started, each
-job runs in a fresh interpreter (`--once`): the same isolation, ~1.5 s slower.
+stage calls when a batch holds code parts). This process makes its listening socket, in
+a folder only its uid may enter, and hands the zygote the socket itself, never its path;
+the path is published in the environment, so worker processes forked later share the
+zygote. The zygote serves only processes of the grader's uid and namespaces that it did
+not start itself. When it cannot be started, each job runs in a fresh interpreter
+(`--once`, in a private working folder, with only attngrade's own folder on its path):
+the same isolation, ~1.5 s slower.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -45,9 +48,9 @@ TORCH_MISSING = ("this part runs your code with PyTorch, which is not installed 
 
 @dataclass(frozen=True)
 class Run:
-    """What came back from one sandbox child."""
+    """What came back from one sandbox job."""
 
-    status: str  # ok | timeout | too_large | no_result | failed
+    status: str  # ok | timeout | too_large | memory | no_result | malformed | crashed | failed
     data: Any = None
     error: str = ""
     output: str = ""  # the head of the child's stdout and stderr
@@ -56,6 +59,7 @@ class Run:
     wall: float = 0.0
     cpu: float = 0.0
     zygote: bool = True  # False: a fresh interpreter ran the job
+    memory: int = 0  # bytes the job's processes held together at most, when more than one ran
 
 
 def torch_missing() -> str | None:
@@ -65,7 +69,7 @@ def torch_missing() -> str | None:
 
 def run(files: Mapping[str, bytes | str], job: Mapping[str, Any], *, timeout: float = 10.0,
         limits: Limits | None = None) -> Run:
-    """Run `job` on the student's `files` (plain names -> content) in a sandbox child."""
+    """Run `job` on the student's `files` (plain names -> content) in a sandbox job."""
     request = {
         "files": {name: base64.b64encode(data.encode("utf-8") if isinstance(data, str) else data).decode("ascii")
                   for name, data in files.items()},
@@ -86,15 +90,21 @@ def _answer(message: Mapping[str, Any], zygote: bool) -> Run:
     return Run(status=str(message.get("status", "failed")), data=message.get("data"),
                error=str(message.get("error", "")), output=str(message.get("output", "")),
                exit=dict(message.get("exit") or {}), layers=dict(message.get("layers") or {}),
-               wall=float(message.get("wall", 0.0)), cpu=float(message.get("cpu", 0.0)), zygote=zygote)
+               wall=float(message.get("wall", 0.0)), cpu=float(message.get("cpu", 0.0)), zygote=zygote,
+               memory=int(message.get("memory") or 0))
 
 
 def _ask_socket(path: str, request: Mapping[str, Any], wait: float) -> dict:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(wait)
+        conn.settimeout(START_SECONDS)  # the zygote may still be importing torch: it says hello once it serves
         conn.connect(path)
-        conn.sendall(protocol.encode(request))
         reader = conn.makefile("rb")
+        first = reader.read(1)
+        if first not in (protocol.HELLO, protocol.NO_JOB):
+            raise ConnectionRefusedError("the sandbox zygote did not serve this process")
+        conn.settimeout(wait)
+        if first == protocol.HELLO:  # else it could not start a job, and says why
+            conn.sendall(protocol.encode(request))
         (size,) = protocol.HEADER.unpack(_read(reader, protocol.HEADER.size))
         if size > protocol.MAX_RESULT + 1024 * 1024:
             raise protocol.TooLarge(f"an answer of {size} bytes")
@@ -110,13 +120,17 @@ def _read(reader: Any, n: int) -> bytes:
 
 
 def _ask_fresh(request: Mapping[str, Any], wait: float) -> dict:
-    """One job in a fresh interpreter: the fallback when no zygote can run."""
+    """One job in a fresh interpreter: the fallback when no zygote can run. Its working folder is its own
+    (a shared one such as /tmp could hold a planted module), and its path holds only attngrade's folder."""
+    folder = tempfile.mkdtemp(prefix="attngrade-once-")
+    os.chmod(folder, 0o711)  # the child's uid may pass through to its job's folder, not list or write here
     try:
-        proc = subprocess.run([sys.executable, "-m", "attngrade.sandbox.zygote", "--once"],
-                              input=protocol.encode(request), capture_output=True, timeout=wait,
-                              env=_zygote_env(), cwd=tempfile.gettempdir(), check=False)
+        proc = subprocess.run(zygote_command(["--once"]), input=protocol.encode(request), capture_output=True,
+                              timeout=wait, env=_zygote_env(), cwd=folder, check=False)
     except subprocess.TimeoutExpired:
         return {"status": "failed", "error": "the sandbox did not answer in time"}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     try:
         return protocol.decode(proc.stdout, protocol.MAX_RESULT + 1024 * 1024)
     except (EOFError, ValueError, protocol.TooLarge):
@@ -127,11 +141,20 @@ def _ask_fresh(request: Mapping[str, Any], wait: float) -> dict:
 # -- the zygote ------------------------------------------------------------------------------
 _lock = threading.Lock()
 _started: dict[str, Any] = {}
+# Only attngrade's own folder goes on the zygote's path, first: never its working folder (`-c` would
+# put it there), and no user site-packages (-s).
+BOOT = ("import sys; sys.path[:] = [{package!r}] + [p for p in sys.path if p not in ('', '.')]; "
+        "from attngrade.sandbox.zygote import main; sys.exit(main(sys.argv[1:]))")
+
+
+def zygote_command(args: list[str]) -> list[str]:
+    """The command line of a zygote (`--serve FD` or `--once`)."""
+    package_parent = str(Path(__file__).resolve().parents[2])
+    return [sys.executable, "-s", "-c", BOOT.format(package=package_parent), *args]
 
 
 def _zygote_env() -> dict[str, str]:
-    package_parent = str(Path(__file__).resolve().parents[2])
-    return {**CLEAN_ENV, "PYTHONPATH": package_parent}
+    return dict(CLEAN_ENV)
 
 
 def prestart() -> None:
@@ -141,20 +164,41 @@ def prestart() -> None:
             _start_locked()
 
 
+def listen(folder: str) -> socket.socket:
+    """A listening socket in `folder`/ctl, a folder only this uid may enter (the socket is 0600 too)."""
+    os.chmod(folder, 0o711)  # the jobs' folders in it are reached by their sandbox uid, never listed
+    private = os.path.join(folder, "ctl")
+    os.mkdir(private, 0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(os.path.join(private, "sock"))
+        os.chmod(os.path.join(private, "sock"), 0o600)
+        listener.listen(64)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
 def _start_locked() -> None:
     if os.environ.get(ENV_SOCKET):
         return  # started here, or by the process this one was forked from (or given the socket by): it serves us
     folder = tempfile.mkdtemp(prefix="attngrade-zygote-")
-    path = os.path.join(folder, "sock")
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "attngrade.sandbox.zygote", path],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=_zygote_env(), cwd=folder, start_new_session=True)
+        listener = listen(folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         return
+    with listener:
+        try:
+            proc = subprocess.Popen(zygote_command(["--serve", str(listener.fileno())]), pass_fds=(listener.fileno(),),
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    env=_zygote_env(), cwd=folder, start_new_session=True)
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)
+            return
     _started.update(pid=os.getpid(), proc=proc, folder=folder)
-    os.environ[ENV_SOCKET] = path
+    os.environ[ENV_SOCKET] = os.path.join(folder, "ctl", "sock")
     atexit.register(_stop, proc, folder)
 
 
@@ -170,21 +214,16 @@ def _stop(proc: subprocess.Popen, folder: str) -> None:
 
 
 def _zygote_socket() -> str | None:
-    """The socket of a zygote that is up (starting one if needed), or None."""
+    """The socket of a zygote that is up or starting (starting one if needed), or None."""
     with _lock:
         _start_locked()
     path = os.environ.get(ENV_SOCKET)
-    if not path:
+    if not path or not os.path.exists(path):
         return None
     proc = _started.get("proc") if _started.get("pid") == os.getpid() else None
-    deadline = time.monotonic() + START_SECONDS
-    while not os.path.exists(path):
-        if time.monotonic() > deadline or (proc is not None and proc.poll() is not None):
-            return None
-        if not os.path.isdir(os.path.dirname(path)):
-            return None
-        time.sleep(0.02)
+    if proc is not None and proc.poll() is not None:
+        return None  # it could not start (its socket refuses too): each job runs in a fresh interpreter
     return path
 
 
-__all__ = ["Limits", "Run", "TORCH_MISSING", "prestart", "run", "torch_missing"]
+__all__ = ["Limits", "Run", "TORCH_MISSING", "prestart", "run", "torch_missing", "zygote_command"]

@@ -11,7 +11,12 @@ Jobs:
   returns each draw's x and y (ids, dtype, shape) or the error, and the vocabulary.
 - `module`: build an nn.Module from a config, optionally re-draw or load its parameters,
   run it at each sequence length, on a perturbed input, backwards once; optionally build
-  the course's GPT with an option set and list its modules.
+  the course's GPT with an option set, list its modules, and run it twice on one input:
+  as built, and with the parameters of every module of the checked class re-drawn (a
+  model that holds one but never calls it gives the same logits twice).
+
+Every call on the student's objects (its methods may be anything) is inside a `try`: a
+failure costs the properties that need it and is reported as the student's.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 MAX_MODULES = 400  # modules of a GPT listed back
+MAX_VOCABULARY = 4096  # entries of a dataset's itos sent back (characters, in the handout)
 
 
 def run(job: Mapping[str, Any]) -> Any:
@@ -57,8 +63,12 @@ def error_text(err: BaseException) -> str:
         tb = tb.tb_next
     where = next((f"{os.path.basename(name)} line {line}" for name, line in reversed(last)
                   if os.path.dirname(name) == here), None)
-    message = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
-    text = type(err).__name__ + (f": {message}" if message else "")
+    try:
+        said = str(err).strip()
+    except BaseException:  # noqa: BLE001 - a student's exception whose message itself raises
+        said = ""
+    message = said.splitlines()[0][:300] if said else ""
+    text = str(type(err).__name__)[:100] + (f": {message}" if message else "")
     return text + (f" ({where})" if where else "")
 
 
@@ -108,7 +118,7 @@ def span_corruption(job: Mapping[str, Any]) -> dict[str, Any]:
         try:
             ds = cls("\n".join(case["documents"]), int(case["block_size"]))
             itos = getattr(ds, "itos", None)
-            record["itos"] = [itos[i] for i in range(len(itos))] if isinstance(itos, Mapping) else None
+            record["itos"] = _vocabulary(itos) if isinstance(itos, Mapping) else None
         except BaseException as err:  # noqa: BLE001
             record["error"] = error_text(err)
             continue
@@ -119,6 +129,15 @@ def span_corruption(job: Mapping[str, Any]) -> dict[str, Any]:
             except BaseException as err:  # noqa: BLE001
                 record["draws"].append({"doc": index, "error": error_text(err)})
     return out
+
+
+def _vocabulary(itos: Mapping) -> list | None:
+    """The dataset's id -> character table as a list (None past MAX_VOCABULARY entries); an entry
+    that is not a string is sent as None."""
+    size = len(itos)
+    if size > MAX_VOCABULARY:
+        return None
+    return [(value if isinstance(value := itos[i], str) else None) for i in range(size)]
 
 
 # -- an nn.Module -----------------------------------------------------------------------------
@@ -167,43 +186,18 @@ def module(job: Mapping[str, Any]) -> dict[str, Any]:
         mod = import_student(job["module"])
         cls = getattr(mod, job["class"])
         m = cls(_config(job))
-    except BaseException as err:  # noqa: BLE001
+        params = dict(m.named_parameters())
+        g = torch.Generator().manual_seed(int(job.get("seed", 0)))
+        _set_weights(job, params, g, out)
+        out["params"] = {name: {"shape": list(p.shape), "values": p.detach().reshape(-1).tolist()}
+                         for name, p in params.items()}
+        m.eval()  # safe: torch's Module.eval (inference mode), not Python's eval
+    except BaseException as err:  # noqa: BLE001 - the student's class, whatever it raises
+        out.pop("params", None)
         out["construct_error"] = error_text(err)
         return out
-    params = dict(m.named_parameters())
-    g = torch.Generator().manual_seed(int(job.get("seed", 0)))
-    with torch.no_grad():
-        for name in job.get("redraw") or ():
-            if name in params:
-                params[name].copy_(torch.randn(params[name].shape, generator=g) * float(job.get("redraw_scale", 1.0)))
-        weights = job.get("weights")
-        if weights is not None:
-            out["weights_missing"] = sorted(n for n in params if n not in weights)
-            out["weights_unexpected"] = sorted(n for n in weights if n not in params)
-            for name, p in params.items():
-                if name in weights and list(p.shape) == list(weights[name]["shape"]):
-                    p.copy_(torch.tensor(weights[name]["values"], dtype=p.dtype).reshape(p.shape))
-    out["params"] = {name: {"shape": list(p.shape), "values": p.detach().reshape(-1).tolist()}
-                     for name, p in params.items()}
-    m.eval()  # safe: torch's Module.eval (inference mode), not Python's eval
     x = torch.tensor(job["inputs"], dtype=torch.float32)
-    outputs: dict[str, Any] = {}
-    attention: dict[str, Any] = {}
-    for t in job["lengths"]:
-        try:
-            if recorder is not None:
-                recorder.on, recorder.last = True, None
-            with torch.no_grad():
-                y = _first(m(x[:, :t]))
-            outputs[str(t)] = _tensor_info(y)
-            if recorder is not None and recorder.last is not None:
-                attention[str(t)] = _tensor_info(recorder.last)
-        except BaseException as err:  # noqa: BLE001
-            outputs[str(t)] = {"error": error_text(err)}
-        finally:
-            if recorder is not None:
-                recorder.on = False
-    out["outputs"], out["attention"] = outputs, attention
+    out["outputs"], out["attention"] = _outputs(m, x, job["lengths"], recorder)
     if job.get("perturbed") is not None:
         try:
             with torch.no_grad():
@@ -223,18 +217,76 @@ def module(job: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _set_weights(job: Mapping[str, Any], params: dict[str, Any], g: Any, out: dict[str, Any]) -> None:
+    """Re-draw the parameters the job names, or copy in the weights it gives (the reference's)."""
+    import torch
+
+    with torch.no_grad():
+        for name in job.get("redraw") or ():
+            if name in params:
+                params[name].copy_(torch.randn(params[name].shape, generator=g) * float(job.get("redraw_scale", 1.0)))
+        weights = job.get("weights")
+        if weights is not None:
+            out["weights_missing"] = sorted(n for n in params if n not in weights)
+            out["weights_unexpected"] = sorted(n for n in weights if n not in params)
+            for name, p in params.items():
+                if name in weights and list(p.shape) == list(weights[name]["shape"]):
+                    p.copy_(torch.tensor(weights[name]["values"], dtype=p.dtype).reshape(p.shape))
+
+
+def _outputs(m: Any, x: Any, lengths: list[int], recorder: _SoftmaxRecorder | None) -> tuple[dict, dict]:
+    """The module's output at each length, and the last softmax it took there (when recorded)."""
+    import torch
+
+    outputs: dict[str, Any] = {}
+    attention: dict[str, Any] = {}
+    for t in lengths:
+        try:
+            if recorder is not None:
+                recorder.on, recorder.last = True, None
+            with torch.no_grad():
+                y = _first(m(x[:, :t]))
+            outputs[str(t)] = _tensor_info(y)
+            if recorder is not None and recorder.last is not None:
+                attention[str(t)] = _tensor_info(recorder.last)
+        except BaseException as err:  # noqa: BLE001
+            outputs[str(t)] = {"error": error_text(err)}
+        finally:
+            if recorder is not None:
+                recorder.on = False
+    return outputs, attention
+
+
 def _gpt(spec: Mapping[str, Any], job: Mapping[str, Any], target: type) -> dict[str, Any]:
+    """The course's GPT built with the option set: its modules, and its logits on one input as built and
+    with every `target` module's parameters re-drawn."""
+    import torch
+
     try:
         mod = import_student(spec.get("module", "model"))
         config_cls = getattr(mod, spec.get("config_class", "GPTConfig"))
         model_cls = getattr(mod, spec.get("model_class", "GPT"))
         config = dict(job.get("config") or {})
         vocab, block = config.pop("vocab_size", 32), config.pop("block_size")
-        kwargs = {**config, **dict(spec.get("options") or {})}
+        kwargs = {**config, "embd_pdrop": 0.0, "resid_pdrop": 0.0, "attn_pdrop": 0.0,
+                  **dict(spec.get("options") or {})}
         model = model_cls(config_cls(vocab, block, **kwargs))
+        listed = []
+        for name, sub in list(model.named_modules())[:MAX_MODULES]:
+            listed.append([str(name)[:200], str(type(sub).__name__)[:200], isinstance(sub, target)])
     except BaseException as err:  # noqa: BLE001
         return {"error": error_text(err)}
-    listed = []
-    for name, sub in list(model.named_modules())[:MAX_MODULES]:
-        listed.append([name, type(sub).__name__, isinstance(sub, target)])
-    return {"modules": listed}
+    found: dict[str, Any] = {"modules": listed}
+    try:
+        model.eval()  # safe: torch's Module.eval (inference mode), not Python's eval
+        g = torch.Generator().manual_seed(int(job.get("seed", 0)) + 1)
+        idx = torch.randint(0, vocab, (2, block - 1), generator=g)
+        with torch.no_grad():
+            found["logits"] = _tensor_info(_first(model(idx)))
+            for sub in [s for s in model.modules() if isinstance(s, target)]:
+                for p in sub.parameters():
+                    p.copy_(torch.randn(p.shape, generator=g))
+            found["redrawn_logits"] = _tensor_info(_first(model(idx)))
+    except BaseException as err:  # noqa: BLE001
+        found["run_error"] = error_text(err)
+    return found

@@ -1,11 +1,19 @@
-"""Isolation a sandbox child puts itself under before it imports a student's code.
+"""Isolation a sandbox job puts itself under before it imports a student's code.
 
-Called in the forked child only, in this order: a new session (so the whole process
-group can be killed), a mount and network namespace (a user namespace too when not
-root), a size-capped tmpfs as the working folder holding only the student's files, a
-clean environment, resource limits, another uid (when root), then Landlock: reads only
-under the Python installation and the system libraries, writes only in the folder, no
-TCP, and (kernel ABI 6+) no signals or abstract sockets outside the sandbox.
+Two processes of a job call it. `detach` runs in the job's first process, which the
+supervisor forks: setsid (the job's process group is killed as a whole), then new
+namespaces: a user namespace when the grader is not root, then mount, network (no
+interfaces), IPC and PID. That process forks the sandbox child, the first process of the
+new PID namespace: when the child ends, the kernel ends every process of the namespace,
+and the namespace's IPC objects (System V shared memory, semaphores, message queues) go
+with the last of them.
+
+`enter` runs in the sandbox child: the IPC namespace's limits, a minimal root
+(`rootfs.py`: only the Python installation, the system libraries, its own /proc and a
+size-capped tmpfs working folder with the student's files), a clean environment,
+resource limits, another uid (when root) and no capabilities, then Landlock
+(`landlock.py`). The memory of all the job's processes together is capped by the
+supervisor (`watch.py`).
 
 Each layer that could be set up is recorded by name in `Layers`; one that the kernel or
 platform refuses is recorded as missing with the reason, never silently dropped. seccomp
@@ -14,53 +22,50 @@ is not used: no maintained Python binding installs here (see README).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import resource
-import sys
+import select
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-# clone(2) flags
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-# mount(2) flags
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 0x4000, 1 << 18
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_PDEATHSIG = 1
-PR_SET_KEEPCAPS = 8
-CAP_DAC_READ_SEARCH = 2
-_LINUX_CAPABILITY_VERSION_3 = 0x20080522
-
-# Landlock (linux/landlock.h)
-SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
-LANDLOCK_CREATE_RULESET_VERSION = 1
-LANDLOCK_RULE_PATH_BENEATH = 1
-FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1, 2, 4, 8
-FS_ALL_V1 = (1 << 13) - 1
-FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
-NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
-SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
+from ..runtime.lifeline import end_with_parent
+from . import landlock, rootfs
+from .linux import (
+    CAP_DAC_READ_SEARCH,
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    CLONE_NEWUSER,
+    PR_SET_KEEPCAPS,
+    libc,
+    set_capabilities,
+    unshare,
+)
 
 SANDBOX_UID_BASE = 200_000  # a child of supervisor pid P runs as uid BASE + P: unique while P lives
-
-
 GRADER_ROOM = 64  # processes the grader may start while a child runs (its uid's cap, not root)
 ADDRESS_ROOM = 256 * 1024**2  # address space beyond the memory limit: thread stacks, malloc's arenas
+IPC_OBJECTS = 32  # System V shared memory segments and message queues a job may make
+# name (as `missing` lists it), clone flag, what the report says when it took
+NAMESPACES = (("mount namespace", CLONE_NEWNS, "mount namespace"),
+              ("network namespace", CLONE_NEWNET, "network namespace (no interfaces, not even loopback)"),
+              ("IPC namespace", CLONE_NEWIPC, ("IPC namespace (System V IPC and message queues of its own, "
+                                               "gone with the job)")),
+              ("PID namespace", CLONE_NEWPID, ("PID namespace (it sees only its own processes; all of them end "
+                                               "with the job)")))
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one sandbox child may use."""
+    """What one sandbox job may use."""
 
     cpu_seconds: int = 10
-    memory: int = 1024**3  # private memory (RLIMIT_DATA) on top of what the zygote already holds
+    memory: int = 1024**3  # beyond what the zygote holds already: per process, and for all of them together
     file_size: int = 16 * 1024**2
     open_files: int = 64
-    processes: int = 16  # per uid (only meaningful with a uid of its own)
+    processes: int = 16  # for the whole job (its own uid or user namespace)
     folder_size: int = 64 * 1024**2  # the tmpfs working folder
 
     @classmethod
@@ -71,7 +76,7 @@ class Limits:
 
 @dataclass
 class Layers:
-    """Which isolation layers are active in a child, and why any is missing."""
+    """Which isolation layers are active in a job, and why any is missing."""
 
     active: list[str] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
@@ -82,25 +87,11 @@ class Layers:
     def off(self, name: str, why: str) -> None:
         self.missing[name] = why
 
+    def has(self, name: str) -> bool:
+        return any(label.startswith(name) for label in self.active)
+
     def to_json(self) -> dict:
         return {"active": list(self.active), "missing": dict(self.missing)}
-
-
-_libc = None
-
-
-def libc() -> ctypes.CDLL:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        _libc.syscall.restype = ctypes.c_long
-    return _libc
-
-
-def _check(result: int, what: str) -> None:
-    if result < 0 or (result != 0 and what.startswith("unshare")):
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
 def is_root() -> bool:
@@ -112,68 +103,158 @@ def sandbox_uid(supervisor_pid: int) -> int | None:
     return SANDBOX_UID_BASE + supervisor_pid if is_root() else None
 
 
-def enter(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Limits,
-          keep_fds: tuple[int, ...]) -> Layers:
-    """Put this (forked, single-threaded) process into the sandbox; returns the layers that took."""
+# -- the job's first process ------------------------------------------------------------------
+def detach(supervisor: int) -> Layers:
+    """Start the job's process group and namespaces in this (forked, single-threaded) process, which then
+    forks the sandbox child: the namespaces are the child's; the layers so far."""
     layers = Layers()
+    end_with_parent(supervisor)
     os.setsid()
     layers.on("own process group (killed as a whole)")
+    if not is_root() and not _user_namespace(layers):
+        for name, _, _ in NAMESPACES:
+            layers.off(name, "a grader that is not root makes it inside a user namespace, which it could not make")
+        return layers
     try:
-        libc().prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
-    except (AttributeError, OSError):
-        pass
-    _namespaces(layers)
-    _folder(folder, files, uid, limits, layers)
-    _close_fds(keep_fds)
-    _environment(folder)
-    _rlimits(limits, uid, layers)
-    abi = landlock_abi()
-    _drop_uid(uid, layers, keep_read=abi >= 1)
-    if not _landlock(folder, layers, abi) and uid is not None and abi >= 1:
-        _set_capabilities(0)  # without Landlock the child must not read what its uid cannot
+        unshare(sum(flag for _, flag, _ in NAMESPACES))
+        took = list(NAMESPACES)
+    except OSError:
+        took = []
+        for namespace in NAMESPACES:  # one at a time: which does the kernel refuse?
+            try:
+                unshare(namespace[1], f"unshare {namespace[0]}")
+                took.append(namespace)
+            except OSError as err:
+                layers.off(namespace[0], str(err))
+    for _, _, label in took:
+        layers.on(label)
     return layers
 
 
-def _namespaces(layers: Layers) -> None:
-    lib = libc()
-    if is_root():
-        flags = CLONE_NEWNS | CLONE_NEWNET
-    else:
-        flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET
+def _user_namespace(layers: Layers) -> bool:
     uid, gid = os.getuid(), os.getgid()
     try:
-        _check(lib.unshare(flags), "unshare")
+        unshare(CLONE_NEWUSER)
+        # Our own uid is the namespace's root: only its root may set the limits of the IPC namespace it
+        # owns. The child drops every capability once set up.
+        Path("/proc/self/setgroups").write_text("deny")
+        Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
+        Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
     except OSError as err:
-        layers.off("network namespace", str(err))
-        layers.off("mount namespace", str(err))
-        return
-    if not is_root() or flags & CLONE_NEWUSER:
-        try:  # map our own uid into the new user namespace so files keep their owner
-            Path("/proc/self/setgroups").write_text("deny")
-            Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-            Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-            layers.on("user namespace")
-        except OSError as err:
-            layers.off("user namespace", str(err))
-    layers.on("network namespace (no interfaces, not even loopback)")
-    layers.on("mount namespace")
+        layers.off("user namespace", str(err))
+        return False
+    layers.on("user namespace")
+    return True
 
 
-def _folder(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Limits, layers: Layers) -> None:
-    lib = libc()
-    mounted = False
-    if "mount namespace" in layers.active:
+# -- the sandbox child ------------------------------------------------------------------------
+def enter(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Limits, layers: Layers,
+          keep_fds: tuple[int, ...], lifeline: int) -> None:
+    """Put this process (the sandbox child, forked by `detach`'s process) into the sandbox; adds to `layers`.
+    `lifeline`: the read end of a pipe whose write end only the job's first process holds."""
+    end_with_parent()
+    _ipc_limits(limits, layers)
+    wanted = _rlimits(limits, uid, layers)  # read from /proc before the minimal root hides the machine's
+    _close_fds((*keep_fds, lifeline))
+    own_proc = _file_system(folder, files, uid, limits, layers)
+    _environment(folder)
+    for name, value, label in wanted:
         try:
-            _check(lib.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-            options = f"size={limits.folder_size},mode=0755".encode()
-            _check(lib.mount(b"tmpfs", str(folder).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options),
-                   "mount tmpfs")
-            mounted = True
-            layers.on(f"working folder on its own tmpfs of {limits.folder_size // 1024**2} MiB")
-        except OSError as err:
-            layers.off("tmpfs working folder", str(err))
+            resource.setrlimit(getattr(resource, name), value)
+            layers.on(label)
+        except (ValueError, OSError, AttributeError) as err:
+            layers.off(label, str(err))
+    version = landlock.abi()
+    _drop_uid(uid, layers, keep_read=version >= 1 and not layers.has("minimal root"))
+    try:
+        if version < 1:
+            raise OSError("not supported by this kernel")
+        for label in landlock.restrict(folder, version, own_proc):
+            layers.on(label)
+    except OSError as err:
+        layers.off("Landlock", str(err))
+        if uid is not None and version >= 1:
+            set_capabilities(0)  # without Landlock the child must not read what its uid cannot
+    if uid is None and layers.has("user namespace"):
+        set_capabilities(0)  # those of its own user namespace: no mount, no namespace's sysctl
+        layers.on("no capabilities, not even in its own user namespace")
+    _still_parented(lifeline)
+
+
+def _still_parented(lifeline: int) -> None:
+    """Ask again to be killed when the job's first process ends: a change of uid cleared the request. That
+    process may have ended meanwhile; then its end of the lifeline is closed, and this one ends now."""
+    end_with_parent()
+    ready, _, _ = select.select([lifeline], [], [], 0)
+    if ready:
+        os._exit(70)
+    os.close(lifeline)
+
+
+def _ipc_limits(limits: Limits, layers: Layers) -> None:
+    """Cap the job's IPC namespace: shared memory no larger than its memory limit, removed once no
+    process has it attached (so none is held outside every process's address-space limit)."""
+    if not layers.has("IPC namespace"):
+        return
+    values = {"shmmax": limits.memory, "shmall": limits.memory // os.sysconf("SC_PAGE_SIZE"),
+              "shmmni": IPC_OBJECTS, "msgmni": IPC_OBJECTS, "shm_rmid_forced": 1}
+    label = f"IPC limits: shared memory up to {limits.memory // 1024**2} MiB, gone once no process has it attached"
+    try:
+        for name, value in values.items():
+            Path(f"/proc/sys/kernel/{name}").write_text(str(value))
+    except OSError as err:
+        layers.off("IPC limits", str(err))
+        return
+    layers.on(label)
+
+
+def _file_system(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Limits, layers: Layers) -> bool:
+    """The child's view of the files, with the student's in `folder`; True when /proc is its own (or,
+    without a minimal root, the machine's, which Landlock's rules then let it read as before)."""
+    tmpfs = f"working folder on its own tmpfs of {limits.folder_size // 1024**2} MiB"
+    if not layers.has("mount namespace"):
+        for name in ("minimal root", "/proc of its own", "tmpfs working folder"):
+            layers.off(name, "no mount namespace")
+        _write_files(folder, files, uid, mode=0o700)
+        return True
+    new = folder.parent / "root"
+    try:
+        rootfs.make_private()
+        new.mkdir()
+        own_proc = rootfs.build(new, folder, limits.folder_size, own_pids=layers.has("PID namespace"))
+        _write_files(new / folder.relative_to("/"), files, uid, mode=0o755)
+        rootfs.enter(new)
+    except OSError as err:
+        rootfs.abandon(new)
+        layers.off("minimal root", str(err))
+        layers.off("/proc of its own", "no minimal root")
+        return _folder_only(folder, files, uid, limits, layers)
+    layers.on("minimal root (pivot_root): only the Python installation, the system libraries and its folder; "
+              "no /tmp, /run, home folder or socket of the machine")
+    if own_proc:
+        layers.on("/proc of its own (no other process's entries)")
     else:
-        layers.off("tmpfs working folder", "no mount namespace")
+        layers.off("/proc of its own", "no PID namespace of its own to show, or the kernel refused to mount one: "
+                                       "the child has no /proc at all")
+    layers.on(tmpfs)
+    os.chdir(folder)
+    return own_proc
+
+
+def _folder_only(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Limits, layers: Layers) -> bool:
+    """Without a minimal root: a tmpfs on the folder where the machine's tree has it."""
+    try:
+        rootfs.working_folder(folder, limits.folder_size)
+        layers.on(f"working folder on its own tmpfs of {limits.folder_size // 1024**2} MiB")
+        mode = 0o755
+    except OSError as err:
+        layers.off("tmpfs working folder", str(err))
+        mode = 0o700
+    _write_files(folder, files, uid, mode)
+    return True
+
+
+def _write_files(folder: Path, files: Mapping[str, bytes], uid: int | None, mode: int) -> None:
     for name, data in files.items():
         path = folder / name
         path.write_bytes(data)
@@ -181,7 +262,7 @@ def _folder(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: L
             os.chown(path, uid, uid)
     if uid is not None:
         os.chown(folder, uid, uid)
-    os.chmod(folder, 0o755 if mounted else 0o700)
+    os.chmod(folder, mode)
     os.chdir(folder)
 
 
@@ -225,8 +306,6 @@ def _vm(field: str) -> int:
     return 0
 
 
-
-
 def _kernel_at_least(major: int, minor: int) -> bool:
     try:
         found = tuple(int(n) for n in os.uname().release.split("-")[0].split(".")[:2])
@@ -249,7 +328,8 @@ def _processes_of(uid: int) -> int:
     return count
 
 
-def _rlimits(limits: Limits, uid: int | None, layers: Layers) -> None:
+def _rlimits(limits: Limits, uid: int | None, layers: Layers) -> list[tuple[str, tuple[int, int], str]]:
+    """The resource limits to set, as (name, (soft, hard), what the report says)."""
     data = _vm("VmData") + limits.memory
     # Shared mappings (mmap MAP_SHARED, /dev/shm) are not private memory: RLIMIT_DATA lets them
     # through. The address space counts everything, on top of what the zygote maps already.
@@ -257,139 +337,47 @@ def _rlimits(limits: Limits, uid: int | None, layers: Layers) -> None:
     wanted = [
         ("RLIMIT_CPU", (limits.cpu_seconds, limits.cpu_seconds + 1), f"CPU {limits.cpu_seconds} s"),
         ("RLIMIT_DATA", (data, data), f"private memory +{limits.memory // 1024**2} MiB (RLIMIT_DATA)"),
-        ("RLIMIT_AS", (space, space), f"address space +{(limits.memory + ADDRESS_ROOM) // 1024**2} MiB, shared "
-                                      "mappings included (RLIMIT_AS)"),
+        ("RLIMIT_AS", (space, space), (f"address space +{(limits.memory + ADDRESS_ROOM) // 1024**2} MiB, shared "
+                                       "mappings included (RLIMIT_AS)")),
         ("RLIMIT_FSIZE", (limits.file_size, limits.file_size), f"files up to {limits.file_size // 1024**2} MiB"),
         ("RLIMIT_NOFILE", (limits.open_files, limits.open_files), f"{limits.open_files} open files"),
         ("RLIMIT_CORE", (0, 0), "no core dumps"),
     ]
+    n = limits.processes
     if uid is not None:
-        wanted.append(("RLIMIT_NPROC", (limits.processes, limits.processes), f"{limits.processes} processes"))
-    elif "user namespace" in layers.active and _kernel_at_least(5, 14):
+        wanted.append(("RLIMIT_NPROC", (n, n), f"{n} processes for the whole job (RLIMIT_NPROC of its own uid)"))
+    elif layers.has("user namespace") and _kernel_at_least(5, 14):
         # Since Linux 5.14 a user namespace counts its own processes against RLIMIT_NPROC, so
-        # the child's cap holds though it shares its uid with the grader (not root).
-        wanted.append(("RLIMIT_NPROC", (limits.processes, limits.processes),
-                       f"{limits.processes} processes (counted in its user namespace)"))
+        # the job's cap holds though it shares its uid with the grader (not root).
+        wanted.append(("RLIMIT_NPROC", (n, n), f"{n} processes for the whole job (counted in its user namespace)"))
     else:
         # Before that the count is every process of the uid: the cap is what the uid runs now,
-        # plus the child's share and room for the grader's own processes meanwhile.
+        # plus the job's share and room for the grader's own processes meanwhile.
         others = _processes_of(os.getuid())
-        cap = others + limits.processes + GRADER_ROOM
-        wanted.append(("RLIMIT_NPROC", (cap, cap), f"{limits.processes} processes (+{GRADER_ROOM} the grader's, "
-                                                   f"beside the {others} its uid runs)"))
-    for name, value, label in wanted:
-        try:
-            resource.setrlimit(getattr(resource, name), value)
-            layers.on(label)
-        except (ValueError, OSError, AttributeError) as err:
-            layers.off(label, str(err))
+        cap = others + n + GRADER_ROOM
+        wanted.append(("RLIMIT_NPROC", (cap, cap), (f"{n} processes (+{GRADER_ROOM} the grader's, "
+                                                    f"beside the {others} its uid runs)")))
+    return wanted
 
 
 def _drop_uid(uid: int | None, layers: Layers, keep_read: bool) -> None:
-    """Become `uid`. With `keep_read` (Landlock is there to confine it) the child keeps one
-    capability, CAP_DAC_READ_SEARCH, so it can read the Python installation wherever root
-    put it (pyenv under /root, say); Landlock then allows reads only there."""
+    """Become `uid`. With `keep_read` (no minimal root, but Landlock to confine it) the child keeps one
+    capability, CAP_DAC_READ_SEARCH, so it can read the Python installation wherever root put it
+    (pyenv under /root, say); Landlock then allows reads only there. With a minimal root the
+    installation is reached through folders of its own, and no capability is kept."""
     if uid is None:
-        layers.off("separate uid", "the grader is not root; the child keeps the grader's uid")
+        layers.off("separate uid", "the grader is not root, so the child keeps the grader's uid")
         return
-    lib = libc()
     if keep_read:
-        lib.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
+        libc().prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
     if os.getuid() != uid or os.geteuid() != uid:
         raise OSError("could not drop to the sandbox uid")
-    _set_capabilities(1 << CAP_DAC_READ_SEARCH if keep_read else 0)
+    set_capabilities(1 << CAP_DAC_READ_SEARCH if keep_read else 0)
     layers.on(f"separate uid {uid}" + (" (only capability: reading files, within Landlock's list)"
                                         if keep_read else ", no capabilities"))
 
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
-def _set_capabilities(mask: int) -> None:
-    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)(_CapData(mask, mask, 0), _CapData(0, 0, 0))
-    _check(libc().capset(ctypes.byref(header), data), "capset")
-
-
-# -- Landlock --------------------------------------------------------------------------------
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-def landlock_abi() -> int:
-    try:
-        return int(libc().syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                                  ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION)))
-    except (AttributeError, OSError):
-        return -1
-
-
-def readable_roots() -> list[str]:
-    """Where a child may read: the Python installation and the system's libraries, nothing else."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             "/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share/zoneinfo", "/etc/ld.so.cache",
-             "/etc/localtime", "/proc", "/dev/urandom", "/dev/zero", "/dev/null"}
-    return sorted(r for r in roots if r and r != "/" and os.path.exists(r))
-
-
-def _landlock(folder: Path, layers: Layers, abi: int) -> bool:
-    if abi < 1:
-        layers.off("Landlock", "not supported by this kernel")
-        return False
-    lib = libc()
-    fs = FS_ALL_V1 | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0) | \
-        (FS_IOCTL_DEV if abi >= 5 else 0)
-    attr = _RulesetAttr(fs, (NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0,
-                        (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
-    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-    ruleset = lib.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
-    if ruleset < 0:
-        layers.off("Landlock", os.strerror(ctypes.get_errno()))
-        return False
-    read = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
-    rules = [(r, read) for r in readable_roots()]
-    rules += [(str(folder), fs & ~FS_IOCTL_DEV), ("/dev/null", FS_READ_FILE | FS_WRITE_FILE)]
-    try:
-        for path, access in rules:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                if not os.path.isdir(path):
-                    access &= FS_EXECUTE | FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE
-                rule = _PathBeneath(access & fs, fd)
-                if lib.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
-                               ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
-                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
-            finally:
-                os.close(fd)
-        _check(lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-        _check(int(lib.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))),
-               "landlock_restrict_self")
-    except OSError as err:
-        layers.off("Landlock", str(err))
-        return False
-    finally:
-        os.close(ruleset)
-    layers.on(f"Landlock ABI {abi}: reads only under the Python installation and system libraries, "
-              "writes only in the working folder")
-    if abi >= 4:
-        layers.on("Landlock: no TCP bind or connect")
-    if abi >= 6:
-        layers.on("Landlock: no signals or abstract sockets outside the sandbox")
-    return True
+__all__ = ["CLEAN_ENV", "Layers", "Limits", "detach", "enter", "is_root", "sandbox_uid"]

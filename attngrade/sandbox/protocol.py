@@ -14,6 +14,8 @@ from typing import Any
 HEADER = struct.Struct(">Q")
 MAX_REQUEST = 64 * 1024 * 1024  # the student's files and the job, grader -> zygote
 MAX_RESULT = 4 * 1024 * 1024  # raw data, child -> supervisor -> grader
+HELLO = b"\x01"  # the first byte on a connection the zygote serves: torch is imported, the request may come
+NO_JOB = b"\x00"  # instead, when it could not start a supervisor: its answer, saying why, follows at once
 
 
 class TooLarge(Exception):

@@ -1,16 +1,23 @@
-"""The zygote: a long-lived process that imports torch once and forks one child per job.
+"""The zygote: a long-lived process that imports torch once and forks one supervisor per job.
 
-    python -m attngrade.sandbox.zygote SOCKET   serve jobs on a Unix socket until stdin closes
-    python -m attngrade.sandbox.zygote --once   one job on stdin, its answer on stdout
+    python -s -c BOOT --serve FD   serve jobs on the listening Unix socket FD until stdin closes
+    python -s -c BOOT --once       one job on stdin, its answer on stdout
+
+(BOOT, from `attngrade.sandbox.zygote_command`, puts attngrade's own folder first on the
+path, never the working folder.) The zygote is handed its listening socket, never a path:
+it serves a connection only from a process of its own uid, user namespace and PID
+namespace that it did not start itself (SO_PEERCRED), so a job cannot ask for another.
 
 The zygote never reads keys or gold: a request holds only the student's code files and
 a job (inputs the grader chose). For each connection it forks a *supervisor* (trusted,
-still the grader's uid) that makes a temporary folder, forks the sandbox child, collects
-from a pipe the isolation layers (written before any student code runs, so they cannot be
-forged) and at most `MAX_RESULT` bytes of raw data, and a bounded head of its output, and
-kills the child's whole process group (and every process of the child's own uid as root,
-every descendant otherwise) at the wall timeout or when the child is done. The answer goes
-back on the connection.
+still the grader's uid) that makes the job's folder inside the zygote's own and forks the
+job. The job's first process makes its namespaces (`isolate.detach`) and forks the sandbox
+child, which puts itself under the isolation (`isolate.enter`), writes the layers that
+took on a control pipe and closes it, and only then imports the student's code and runs a
+driver, whose raw data goes on a second pipe. Only the control pipe can say that the
+sandbox failed, and nothing student code writes can reach it. The supervisor reads the
+pipes within bounds, caps the memory of the job's processes together, and ends every
+process of the job when it is done (`watch.py`); the answer goes back on the connection.
 """
 
 from __future__ import annotations
@@ -22,17 +29,19 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from . import isolate, protocol
+from ..runtime.lifeline import end_with_parent
+from . import cgroup, isolate, protocol, watch
+from .linux import PR_SET_CHILD_SUBREAPER, libc
 
-MAX_OUTPUT = 8 * 1024  # head of the child's stdout and stderr kept for the report
-PR_SET_CHILD_SUBREAPER = 36
-EXIT_GRACE = 0.2  # seconds to wait for pipes held open by the child's children after it exits
+_JOBS: list[str] = []  # the folder for jobs' folders: the zygote's own (set by `main`), else the system's
 
 
 def warm() -> None:
@@ -48,133 +57,239 @@ def warm() -> None:
     from . import drivers  # noqa: F401 - imported here so each child inherits it
 
 
-LAYERS_ROOM = 64 * 1024  # the first message: the isolation layers (a few hundred bytes)
-
-
+# -- one job ------------------------------------------------------------------------------------
 def supervise(request: dict[str, Any]) -> dict[str, Any]:
-    """Run one job in a sandbox child and return what happened (never raises for the child's doing)."""
+    """Run one job in a sandbox and return what happened (never raises for the job's doing)."""
     started = time.monotonic()
     files = {}
     for name, data in (request.get("files") or {}).items():
         if not isinstance(name, str) or "/" in name or name.startswith(".") or not name:
             return {"status": "failed", "error": f"not a plain file name: {name!r}"}
         files[name] = base64.b64decode(data)
-    job = request.get("job") or {}
-    timeout = float(request.get("timeout", 10))
-    limits = isolate.Limits.from_json(request.get("limits"))
-    base = Path(tempfile.mkdtemp(prefix="attngrade-sandbox-"))
-    try:  # the folder goes whatever happens here: a supervisor's error must not leave it in /tmp
-        answer, status, result = _run_child(base, files, job, timeout, limits, started)
+    base = Path(tempfile.mkdtemp(prefix="attngrade-job-", dir=_JOBS[0] if _JOBS else None))
+    try:  # the folder goes whatever happens here: a supervisor's error must not leave it behind
+        os.chmod(base, 0o711)  # the child's uid may pass through to its folder, not list or write here
+        (base / "work").mkdir()
+        job = Job(base / "work", files, request.get("job") or {}, isolate.Limits.from_json(request.get("limits")),
+                  isolate.sandbox_uid(os.getpid()))
+        got, answer = _run_job(job, (started, float(request.get("timeout", 10))))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    if status is not None:
-        answer["status"] = status
-        return answer
+    return _verdict(got, answer, job.limits)
+
+
+@dataclass
+class Job:
+    """What a job's processes are given: the folder for the student's files, the files, the driver's job,
+    the limits, the sandbox uid (None when not root), and its cgroup (or why it has none)."""
+
+    folder: Path
+    files: dict[str, bytes]
+    job: dict[str, Any]
+    limits: isolate.Limits
+    uid: int | None
+    group: cgroup.JobGroup | None = None
+    no_group: str = ""
+
+
+def _run_job(job: Job, clock: tuple[float, float]) -> tuple[watch.Collected, dict[str, Any]]:
+    """Fork the job, collect its pipes until it is done or out of time, and end every process of it: what
+    it left, and the answer's common fields. `clock`: (when the job began, its timeout)."""
+    job.group, job.no_group = _group(job.limits)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ends = [os.pipe() for _ in range(3)]  # control, data, output
+    pipes = watch.Pipes(*(r for r, _ in ends))
+    supervisor = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        _detach(job, [fd for pair in ends for fd in pair], supervisor)
+    for _, w in ends:
+        os.close(w)
+    got = watch.Collected()
     try:
-        first, after = protocol.decode_at(result, 0, LAYERS_ROOM)
-        if isinstance(first, dict) and "setup_error" in first:  # the sandbox could not be entered
-            return {**answer, "status": "failed", "error": str(first["setup_error"])}
-        message, _ = protocol.decode_at(result, after, protocol.MAX_RESULT)
+        got = watch.collect(pipes, pid, clock[0] + clock[1], job.limits.memory)
+    finally:  # even when collecting failed here: nothing the job started outlives it
+        _end(job, pid, got)
+        for fd in (pipes.control, pipes.data, pipes.output):
+            os.close(fd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return got, {
+        "wall": round(time.monotonic() - clock[0], 4),
+        "cpu": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 4),
+        "output": got.output.decode("utf-8", errors="replace"),
+        "exit": watch.describe_exit(got.exited),
+    }
+
+
+def _group(limits: isolate.Limits) -> tuple[cgroup.JobGroup | None, str]:
+    """The job's own cgroup v2, or None and why there is none."""
+    under, why = cgroup.parent()
+    if under is None:
+        return None, why
+    try:
+        return cgroup.JobGroup(under, f"attngrade-job-{os.getpid()}", limits.memory, limits.processes), ""
+    except OSError as err:
+        return None, f"could not make the job's cgroup: {err}"
+
+
+def _end(job: Job, first: int, got: watch.Collected) -> None:
+    """Kill every process of the job and collect them all; remove its cgroup."""
+    if job.group is not None:
+        job.group.kill()
+        if got.status is None and job.group.out_of_memory():
+            got.status = "memory"
+    layers = _control(got.control).get("layers") or {}
+    watch.end(first, job.uid, any(str(a).startswith("PID namespace") for a in layers.get("active") or []))
+    if got.exited is None:
+        try:
+            _, got.exited = os.waitpid(first, 0)
+        except ChildProcessError:  # collected already: its exit is not known, the job's status says the rest
+            pass
+    watch.reap(until_none=True)
+    if job.group is not None:
+        job.group.remove()
+
+
+def _control(buffer: bytes) -> dict[str, Any]:
+    """The message on the control pipe: the layers, or why the sandbox could not be entered ({} if none)."""
+    try:
+        message, _ = protocol.decode_at(buffer, 0, watch.CONTROL_ROOM)
+    except (EOFError, ValueError, UnicodeDecodeError, RecursionError, protocol.TooLarge):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _verdict(got: watch.Collected, answer: dict[str, Any], limits: isolate.Limits) -> dict[str, Any]:
+    """The answer: the supervisor's own word (control pipe, limits) first, then the data, which may be forged."""
+    control = _control(got.control)
+    layers = control.get("layers")
+    if layers is not None:
+        layers = {"active": list(layers.get("active") or []) + [_memory_layer(limits)],
+                  "missing": dict(layers.get("missing") or {})}
+        answer["layers"] = layers
+    if "setup_error" in control:
+        return {**answer, "status": "failed", "error": f"the sandbox could not be entered: {control['setup_error']}"}
+    if got.status is not None:
+        return {**answer, "status": got.status, "memory": got.memory}
+    if layers is None:
+        return {**answer, "status": "failed", "error": "the sandbox child ended before it was set up"}
+    try:
+        message, _ = protocol.decode_at(got.data, 0, protocol.MAX_RESULT)
     except protocol.TooLarge as err:
         return {**answer, "status": "too_large", "error": str(err)}
     except (EOFError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested past reading
         return {**answer, "status": "no_result"}
-    if not isinstance(first, dict) or not isinstance(message, dict):
-        return {**answer, "status": "no_result"}
-    if "setup_error" in message:
-        return {**answer, "status": "failed", "error": str(message["setup_error"])}
-    # The layers as the child wrote them before the student's code ran (`data` may be forged).
-    return {**answer, "status": "ok", "data": message.get("data"), "layers": first.get("layers")}
+    if isinstance(message, dict) and "data" in message:
+        return {**answer, "status": "ok", "data": message["data"]}
+    if isinstance(message, dict) and isinstance(message.get("error"), str):  # the driver broke, in the student's code
+        return {**answer, "status": "crashed", "error": message["error"][:2000]}
+    return {**answer, "status": "malformed"}
 
 
-def _run_child(base: Path, files: dict[str, bytes], job: dict[str, Any], timeout: float,
-               limits: isolate.Limits, started: float) -> tuple[dict[str, Any], str | None, bytes]:
-    """Fork the sandbox child in `base`, collect its pipes until it is done or out of time, and
-    kill what it left running: the answer's common fields, a status if the job failed, the raw result."""
-    os.chmod(base, 0o711)  # the child's uid may pass through to its folder, not list or write here
-    folder = base / "work"
-    folder.mkdir()
-    uid = isolate.sandbox_uid(os.getpid())
-    result_r, result_w = os.pipe()
-    out_r, out_w = os.pipe()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    pid = os.fork()
-    if pid == 0:  # the sandbox child
-        code = 70
-        try:
-            os.close(result_r)
-            os.close(out_r)
-            os.dup2(out_w, 1)
-            os.dup2(out_w, 2)
-            os.close(out_w)
-            layers = isolate.enter(folder, files, uid, limits, keep_fds=(result_w,))
-            # The layers go first, before any student code runs: what comes after may be forged.
-            protocol.write_fd(result_w, {"layers": layers.to_json()})
-            from . import drivers
+def _memory_layer(limits: isolate.Limits) -> str:
+    return (f"memory of all its processes together: +{limits.memory // 1024**2} MiB (the supervisor adds them up "
+            "and stops the job above it)")
 
-            _forget_attngrade()
-            data = drivers.run(job)
-            protocol.write_fd(result_w, {"data": data})
-            code = 0
-        except BaseException as err:  # noqa: BLE001 - whatever happens, say so on the pipe
-            try:
-                protocol.write_fd(result_w, {"setup_error": f"{type(err).__name__}: {err}"})
-            except BaseException:  # noqa: BLE001
-                pass
-        finally:
-            os._exit(code)
-    os.close(result_w)
-    os.close(out_w)
-    result, output, status, exited = bytearray(), bytearray(), None, None
-    open_fds = {result_r, out_r}
-    deadline = started + timeout
-    exited_at = None
+
+# -- the job's processes ------------------------------------------------------------------------
+def _detach(job: Job, fds: list[int], supervisor: int) -> NoReturn:
+    """The job's first process: its cgroup and namespaces, then the sandbox child, whose end it mirrors."""
+    control_r, control_w, data_r, data_w, out_r, out_w = fds
     try:
-        while open_fds:
-            now = time.monotonic()
-            if now >= deadline:
-                status = "timeout"
-                break
-            if exited_at is not None and now - exited_at > EXIT_GRACE:
-                break
-            ready, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
-            for fd in ready:
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    open_fds.discard(fd)
-                elif fd == result_r:
-                    result += chunk
-                    if len(result) > protocol.MAX_RESULT + LAYERS_ROOM:
-                        status = "too_large"
-                elif len(output) < MAX_OUTPUT:
-                    output += chunk[:MAX_OUTPUT - len(output)]
-            if status == "too_large":
-                break
-            if exited_at is None:
-                try:
-                    done, wait_status = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:  # reaped already (SIGCHLD ignored): gone, its exit status unknown
-                    done, wait_status = pid, None
-                if done:
-                    exited, exited_at = wait_status, time.monotonic()
-    finally:  # even when collecting failed here: nothing the child started outlives its job
-        _kill_all(pid, uid)
-        if exited_at is None:
-            try:
-                _, exited = os.waitpid(pid, 0)
-            except ChildProcessError:  # collected already: its exit is not known, the job's status says the rest
-                pass
-        _reap(until_none=True)
-        for fd in open_fds:
+        for fd in (control_r, data_r, out_r):
             os.close(fd)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    answer: dict[str, Any] = {
-        "wall": round(time.monotonic() - started, 4),
-        "cpu": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 4),
-        "output": output.decode("utf-8", errors="replace"),
-        "exit": _describe_exit(exited),
-    }
-    return answer, status, bytes(result)
+        joined = _join(job)  # before the namespaces: the cgroup's files are the grader's
+        layers = isolate.detach(supervisor)
+        if joined:
+            layers.on(f"cgroup v2 of its own: memory +{job.limits.memory // 1024**2} MiB and {job.limits.processes} "
+                      "processes for all its processes together (memory.max, pids.max), all killed at once")
+        else:
+            layers.off("cgroup v2", job.no_group)
+        lifeline_r, lifeline_w = os.pipe()  # this process's end stays open as long as it lives
+        pid = os.fork()
+    except BaseException as err:  # noqa: BLE001 - no student code has run: the sandbox's own failure
+        _say(control_w, {"setup_error": f"{type(err).__name__}: {err}"})
+        os._exit(70)
+    if pid == 0:
+        os.close(lifeline_w)
+        _run_child(job, layers, (control_w, data_w, out_w, lifeline_r))
+    for fd in (control_w, data_w, out_w, lifeline_r):
+        os.close(fd)
+    _mirror(pid)
+
+
+def _join(job: Job) -> bool:
+    if job.group is None:
+        return False
+    try:
+        job.group.join()
+    except OSError as err:
+        job.no_group = f"could not join the job's cgroup: {err}"
+        return False
+    return True
+
+
+def _run_child(job: Job, layers: isolate.Layers, fds: tuple[int, int, int, int]) -> NoReturn:
+    """The sandbox child: the isolation, the layers on the control pipe, which it closes before any
+    student code runs, then the driver and its data. Never returns."""
+    control, data, output, lifeline = fds
+    try:
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        os.close(output)
+        isolate.enter(job.folder, job.files, job.uid, job.limits, layers, (control, data), lifeline)
+        protocol.write_fd(control, {"layers": layers.to_json()})
+        os.close(control)
+    except BaseException as err:  # noqa: BLE001 - no student code has run: the sandbox's own failure
+        _say(control, {"setup_error": f"{type(err).__name__}: {err}"})
+        os._exit(70)
+    code = 0
+    try:
+        from . import drivers
+
+        _forget_attngrade()
+        message: dict[str, Any] = {"data": drivers.run(job.job)}
+    except BaseException as err:  # noqa: BLE001 - the student's code broke the driver (it runs in this process)
+        message = {"error": _describe(err)}
+    try:
+        protocol.write_fd(data, message)
+    except BaseException:  # noqa: BLE001 - the student's code may have closed or filled the pipe
+        code = 71
+    os._exit(code)
+
+
+def _mirror(pid: int) -> NoReturn:
+    """Wait for the sandbox child and end the same way: its exit code, or its signal (no core dump)."""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        os._exit(70)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        try:
+            signal.signal(number, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        except (OSError, ValueError):
+            pass
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _say(fd: int, message: dict[str, Any]) -> None:
+    try:
+        protocol.write_fd(fd, message)
+    except BaseException:  # noqa: BLE001 - nothing more to be done: the supervisor sees no layers
+        pass
+
+
+def _describe(err: BaseException) -> str:
+    try:
+        text = str(err)
+    except BaseException:  # noqa: BLE001 - a student's exception whose message itself raises
+        text = ""
+    return f"{type(err).__name__}: {text}"[:2000]
 
 
 def _forget_attngrade() -> None:
@@ -184,150 +299,10 @@ def _forget_attngrade() -> None:
         del sys.modules[name]
 
 
-def _kill_all(pid: int, uid: int | None) -> None:
-    """SIGKILL the child's process group, then every process of the sandbox's uid until none is left
-    alive (or the bound is reached)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    if uid is None:
-        _kill_descendants()
-        return
-    helper = os.fork()  # as the child's uid, kill(-1) reaches every process it started, wherever it went
-    if helper == 0:
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            # Again until none is left: a fork bomb's children may still be forking while the
-            # first signal goes out. kill(-1) itself cannot tell (it succeeds while the machine
-            # has any other process, even one it may not signal), so /proc is asked. Bounded, so
-            # a kernel oddity cannot hang grading.
-            for _ in range(400):
-                os.kill(-1, signal.SIGKILL)
-                if not _alive(uid):
-                    break
-                time.sleep(0.005)
-        except BaseException:  # noqa: BLE001 - the helper must always exit
-            pass
-        os._exit(0)
-    os.waitpid(helper, 0)
-
-
-def _kill_descendants() -> None:
-    """SIGKILL every process descended from this supervisor, again until none is left (bounded).
-
-    The grader is not root, so the child has its uid and kill(-1) would reach the grader too.
-    A process that left the child's group (setsid, a daemon) is still a descendant, or an
-    orphan this supervisor adopted as their subreaper: either way it is found here."""
-    for _ in range(400):
-        alive = _descendants(os.getpid())
-        if not alive:
-            return
-        for pid in alive:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        # Not reaped here: waitpid(-1) would take the sandbox child's own exit status too, which the
-        # supervisor then waits for in vain. A killed process is a zombie, which `_descendants` skips
-        # (once all its threads are gone) and which cannot fork; `_run_child` collects them all.
-        time.sleep(0.005)
-
-
-def _descendants(root: int) -> list[int]:
-    """The processes below `root` that still run (see `_running`), from each process's parent in /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()  # the name before ")" may hold spaces
-            running = _running(fields[0], fields[17])  # the state, and the number of threads
-        except (OSError, IndexError, ValueError):
-            continue  # gone since the listing
-        if running:
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        below = children.get(todo.pop(), [])
-        found += below
-        todo += below
-    return found
-
-
-def _running(state: bytes, threads: bytes) -> bool:
-    """Whether a process in `state`, with `threads` threads (both from /proc), can still run code.
-
-    A zombie is done, unless only its main thread ended: its other threads still run (and may
-    fork), its children are still its own, and a SIGKILL to it ends them all. Its thread count
-    says so: it counts the threads not yet gone, the ended main one included."""
-    return state not in (b"Z", b"X") or int(threads) > 1
-
-
-def _alive(uid: int) -> bool:
-    """Whether a process of `uid` other than this one still runs (a zombie cannot fork, so it is done,
-    unless threads other than its main one still run).
-
-    Checked after a SIGKILL to all of them: a process that had not forked by then never will.
-    The uids come from /proc/PID/status, not from who owns /proc/PID: a process that is not
-    dumpable (any that changed its uid, or asked not to be) shows that folder as root's."""
-    me = str(os.getpid())
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or entry.name == me:
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as status:
-                fields = dict(line.split(b":", 1) for line in status.read().splitlines() if b":" in line)
-            uids = [int(u) for u in fields[b"Uid"].split()]
-            running = _running(fields[b"State"].split()[0], fields[b"Threads"].strip())
-        except (OSError, KeyError, ValueError, IndexError):
-            continue  # gone since the listing
-        if uid in uids and running:
-            return True
-    return False
-
-
-def _reap(linger: float = 0.01, until_none: bool = False) -> None:
-    """Collect finished children: the child's orphans in a supervisor (its subreaper), supervisors in
-    the zygote. Waiting for them is what counts their CPU time in the grader's. `until_none`:
-    after a kill, wait (up to two seconds) until every one is collected, so none outlives its job."""
-    waited = False
-    deadline = time.monotonic() + 2.0
-    while True:
-        try:
-            done, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if done:
-            continue
-        if until_none and time.monotonic() < deadline:
-            time.sleep(0.005)
-            continue
-        if waited or linger <= 0:
-            return
-        waited = True
-        time.sleep(linger)
-
-
-def _describe_exit(status: int | None) -> dict[str, Any]:
-    if status is None:
-        return {}
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        return {"signal": name}
-    return {"code": os.waitstatus_to_exitcode(status)}
-
-
+# -- serving --------------------------------------------------------------------------------------
 def _handle(conn_fd_in: int, conn_fd_out: int) -> None:
     try:
-        isolate.libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (AttributeError, OSError):
         pass
     try:
@@ -341,51 +316,128 @@ def _handle(conn_fd_in: int, conn_fd_out: int) -> None:
         pass
 
 
-def _remove_socket(path: str) -> None:
-    """The socket, and its folder if nothing else is in it: a grader that was killed (or a forked
-    process that ended with os._exit) never ran the cleanup it registered."""
-    for remove in (os.unlink, os.rmdir):
-        try:
-            remove(path)
-        except OSError:
+def _peer(conn: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of `conn` (SO_PEERCRED)."""
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid, uid
+
+
+def from_the_grader(conn: socket.socket) -> bool:
+    """Whether the peer is the grader's: same uid, same user and PID namespace, and not a process this
+    zygote started (a job's, whatever uid or namespace it has)."""
+    try:
+        pid, uid = _peer(conn)
+        if pid <= 0 or uid != os.getuid():
+            return False
+        for kind in ("user", "pid"):
+            if os.readlink(f"/proc/{pid}/ns/{kind}") != os.readlink(f"/proc/self/ns/{kind}"):
+                return False
+        return not _descends_from(pid, os.getpid())
+    except (OSError, struct.error):
+        return False
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    for _ in range(256):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            pid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+    return True  # a chain that long is no grader's
+
+
+def _accept(listener: socket.socket, supervisors: set[int]) -> None:
+    """Serve one connection in a supervisor of its own, if it comes from the grader."""
+    conn, _ = listener.accept()
+    try:
+        if not from_the_grader(conn):
             return
-        path = os.path.dirname(path)
+        try:
+            pid = os.fork()
+        except OSError as err:  # no process to spare (a process cap): say so and serve the next one
+            conn.sendall(protocol.NO_JOB)
+            protocol.write_fd(conn.fileno(), {"status": "failed", "error": f"the sandbox could not start a job: {err}"})
+            return
+        if pid == 0:
+            try:
+                listener.close()
+                end_with_parent()
+                conn.sendall(protocol.HELLO)
+                _handle(conn.fileno(), conn.fileno())
+            finally:
+                os._exit(0)
+        supervisors.add(pid)
+    except OSError:
+        pass  # the grader went away meanwhile
+    finally:
+        conn.close()
 
 
-def serve(path: str) -> None:
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path + ".new")
-    os.chmod(path + ".new", 0o600)
-    listener.listen(64)
-    os.rename(path + ".new", path)  # the socket appears only once it accepts connections
+def _reap_supervisors(supervisors: set[int]) -> None:
+    """Collect supervisors that are done (waited for, so their CPU time is counted upwards)."""
+    for pid in list(supervisors):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                supervisors.discard(pid)
+        except ChildProcessError:
+            supervisors.discard(pid)
+
+
+def _shut_down(listener: socket.socket, supervisors: set[int]) -> None:
+    """The grader is gone: end its jobs, and remove their folders and the socket (a grader that was killed,
+    or a forked process that ended with os._exit, never ran the cleanup it registered)."""
+    path = listener.getsockname()
+    listener.close()
+    for pid in supervisors:
+        try:
+            os.kill(pid, signal.SIGKILL)  # its job's processes end with it (each asked to, and a PID namespace)
+        except OSError:
+            pass
+    for pid in supervisors:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    for folder in (_JOBS or []):
+        for entry in Path(folder).glob("attngrade-job-*"):
+            shutil.rmtree(entry, ignore_errors=True)
+    if isinstance(path, str) and path:
+        for remove in (os.unlink, os.rmdir, os.rmdir):
+            try:
+                remove(path)
+            except OSError:
+                return
+            path = os.path.dirname(path)
+
+
+def serve(listener: socket.socket) -> None:
+    supervisors: set[int] = set()
     print("ready", flush=True)
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [], 0.5)
-        _reap(linger=0)  # supervisors that are done (waited for, so their CPU time is counted upwards)
+        _reap_supervisors(supervisors)
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1024):
-            _remove_socket(path)
+            _shut_down(listener, supervisors)
             return  # whoever started us is gone
         if listener in ready:
-            conn, _ = listener.accept()
-            if os.fork() == 0:
-                listener.close()
-                try:
-                    isolate.libc().prctl(isolate.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-                    _handle(conn.fileno(), conn.fileno())
-                finally:
-                    os._exit(0)
-            conn.close()
+            _accept(listener, supervisors)
 
 
 def main(argv: list[str]) -> int:
     warm()
+    _JOBS.append(os.getcwd())  # private to this zygote (made by whoever started it)
     if argv[:1] == ["--once"]:
         out = os.dup(1)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         _handle(0, out)
         return 0
-    serve(argv[0])
-    return 0
+    if argv[:1] == ["--serve"] and len(argv) == 2:
+        serve(socket.socket(fileno=int(argv[1])))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

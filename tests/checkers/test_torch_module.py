@@ -11,7 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attngrade.checkers.torch_module import causal_property, equal_outputs
+from attngrade.checkers.torch_module import (
+    array,
+    bounded,
+    causal_property,
+    equal_outputs,
+    gradients_property,
+    guarded,
+    rows_property,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BANK = ROOT / "tests" / "data" / "banks" / "torch-module"
@@ -69,3 +77,50 @@ def test_an_output_that_is_not_finite_is_never_equal_nor_causal(bad):
     assert not causal.ok and "could not be checked" in causal.message
     fine = {"outputs": {"2": {"shape": [1, 2, 3], "values": want.ravel().tolist()}}}
     assert equal_outputs(job, fine, {2: want}, "reference", "the outputs").ok
+
+
+def test_an_expected_output_that_is_not_finite_is_never_a_pass():
+    """The expected output is recomputed from what the student's code sent back (its weights): one NaN
+    weight makes it NaN everywhere, and `gap > tol` is False for NaN. Any comparison that is not a
+    clear pass fails."""
+    job = {"lengths": [2], "perturb_from": 1}
+    zeros = np.zeros((1, 2, 3))
+    sent = {"outputs": {"2": {"shape": [1, 2, 3], "values": zeros.ravel().tolist()}}}
+    want = zeros.copy()
+    want[0, 0, 0] = float("nan")
+    equal = equal_outputs(job, sent, {2: want}, "equation", "the output")
+    assert not equal.ok and "expected output is NaN or infinite" in equal.message
+
+
+def test_rows_and_gradients_that_are_not_finite_fail():
+    job = {"lengths": [2]}
+    rows = np.array([[1.0, 0.0], [float("nan"), 1.0]])
+    data = {"attention": {"2": {"shape": [2, 2], "values": rows.ravel().tolist()}}}
+    assert not rows_property(job, data).ok
+    grads = {"grads": {"w": float("nan"), "b": 1.0}, "params": {"w": {}, "b": {}}}
+    found = gradients_property(grads)
+    assert not found.ok and "NaN or infinite" in found.message
+    assert gradients_property({"grads": {"w": 2.0, "b": 1.0}, "params": {"w": {}, "b": {}}}).ok
+
+
+@pytest.mark.parametrize("info", [{"shape": [float("inf"), 2], "values": []}, {"shape": [-1, 2], "values": [1, 2]},
+                                  {"shape": [2, True], "values": [1, 2]}, {"shape": [3], "values": [1, 2]},
+                                  {"shape": "2", "values": [1, 2]}, {"shape": [10**12, 10**12], "values": [1]}])
+def test_a_shape_that_is_not_whole_numbers_filled_by_the_values_is_no_array(info):
+    assert array(info) is None
+
+
+def test_data_the_driver_never_sends_fails_its_property_as_malformed():
+    """A property that reads a value of the wrong type (student code writes to the result pipe itself)
+    fails as the student's malformed data, never as attngrade's error."""
+    forged = {"grads": {"w": "a lot"}, "params": {"w": {}}}
+    found = guarded("gradients", 1.0, lambda: gradients_property(forged))
+    assert not found.ok and "sent back something malformed" in found.message
+    other = guarded("gradients", 1.0, lambda: gradients_property({"grads": {"w": 1.0}, "params": {"v": {}}}))
+    assert not other.ok and "malformed" in other.message
+
+
+def test_quoted_feedback_is_clipped_line_by_line_and_as_a_whole():
+    lines = bounded(["x" * 10_000_000] + ["y" * 1000] * 100)
+    assert len(lines[0]) < 2100 and lines[0].endswith("more characters)")
+    assert sum(map(len, lines)) < 40_000 and lines[-1].endswith("more lines)")

@@ -1,4 +1,5 @@
-"""The supervisor's sweep when the grader is not root: it finds and kills every process below it.
+"""The supervisor's sweep when the grader is not root and the job has no PID namespace of its own (a kernel
+that refuses one): it finds and kills every process below it.
 
 The hard case is a process whose main thread has ended while another thread still runs: /proc
 shows it as a zombie, yet its thread goes on forking (tests/data/sandbox/headless.py). Each
@@ -16,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from attngrade.sandbox import isolate
-from attngrade.sandbox.zygote import PR_SET_CHILD_SUBREAPER, _descendants, _kill_descendants
+from attngrade.sandbox.linux import PR_SET_CHILD_SUBREAPER, libc
+from attngrade.sandbox.watch import descendants, kill_descendants
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
 
@@ -38,7 +39,7 @@ def _in_a_stand_in_supervisor(scenario) -> int:
     if pid == 0:
         code = 1
         try:
-            isolate.libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
             scenario()
             code = 0
         except BaseException as err:  # noqa: BLE001 - report through the exit code
@@ -82,7 +83,7 @@ def _start_headless_forker() -> int:
 def test_a_zombie_whose_other_thread_runs_is_found_with_its_children():
     def scenario() -> None:
         headless = _start_headless_forker()
-        found = _descendants(os.getpid())
+        found = descendants(os.getpid())
         assert headless in found, found
         assert len(found) == 2, found  # and the sleeper its thread forked
 
@@ -92,8 +93,8 @@ def test_a_zombie_whose_other_thread_runs_is_found_with_its_children():
 def test_the_sweep_leaves_nothing_running_below_the_supervisor():
     def scenario() -> None:
         _start_headless_forker()
-        _kill_descendants()
-        assert _descendants(os.getpid()) == []
+        kill_descendants()
+        assert descendants(os.getpid()) == []
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:  # once reaped, not even a zombie is left
             try:

@@ -1,45 +1,50 @@
-"""Hostile student code: each case gets a clear verdict within its budget, nothing outside the
-child's folder changes, no secret reaches any output, and the grader carries on."""
+"""Hostile student code, graded in this process: each case gets a verdict on its code within its budget
+(never a part left pending because its own process said attngrade failed), the rest of the
+submission keeps its marks, nothing outside the child's folder changes or is reached, no secret
+reaches any output, and nothing of the job (process, IPC object, folder) outlives it.
+
+The same corpus runs as a whole class, as root and as a user, in test_hostile_class.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hostile_cases import (  # noqa: E402
+    CASES,
+    HOSTILE,
+    INTERNAL,
+    IPC_KEY,
+    POINTS,
+    SECRET,
+    Outside,
+    hostile_submission,
+    ipc_keys,
+    other_part,
+    part_of,
+)
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checkers"))
-from code_fixtures import CODE, code_submission, grade_code, part  # noqa: E402
+from code_fixtures import code_submission, failing, grade_code, part  # noqa: E402
 
+from attngrade import sandbox  # noqa: E402
 from attngrade.checkers import REGISTRY  # noqa: E402
-from attngrade.sandbox.isolate import SANDBOX_UID_BASE  # noqa: E402
+from attngrade.sandbox import ENV_SOCKET  # noqa: E402
 
-HOSTILE = CODE / "hostile"
 TIMEOUT = 4.0  # the code checks' wall timeout in these tests (10 s in the bank): a hostile job ends by it
+BANK_TIMEOUT = 10.0
+# Cases that need the bank's timeout to show their verdict: memory filled at this machine's pace
+# reaches the job's limit in a few seconds, and a shorter timeout would stop it first.
+UNHURRIED = {"memory_across_processes"}
 SLACK = 8.0  # starting the zygote on a loaded machine, and the second (2g.i) job
-# case -> words the 2e feedback must contain (one of them)
-VERDICTS = {
-    "infinite_loop": ["still running after"],
-    "huge_allocation": ["MemoryError"],
-    "shared_memory": ["Cannot allocate memory", "MemoryError"],
-    "fork_bomb": ["still running after"],
-    "big_file": ["File too large", "wrote a file larger than allowed"],
-    "write_outside": ["SystemExit"],
-    "loopback_socket": ["could not be imported"],
-    "read_secrets": ["FAILED"],
-    "fake_result": ["exit code 0", "no item could be drawn"],
-    "malformed_result": ["not what attngrade's driver sends"],
-    "forged_layers": ["exit code 0", "no item could be drawn"],
-    "nested_result": ["exit code 0"],
-    "kill_parent": ["could not be imported"],
-    "deep_recursion": ["SIGSEGV", "RecursionError", "MemoryError", "still running after"],
-    "patch_attngrade": ["could not be imported"],
-}
-SECRET = "attngrade-secret-7f3c1e"
+MAX_OUTPUT = 5 * 1024**2
+QUOTE, FEEDBACK = 4 * 1024, 48 * 1024  # a few KB a line, tens of KB a part
 
 
 @pytest.fixture(scope="module")
@@ -47,22 +52,32 @@ def torch():
     return pytest.importorskip("torch")
 
 
-def sandbox_processes() -> list[int]:
-    """Processes running as a sandbox uid (none may outlive a job)."""
+def job_uids(result) -> set[int]:
+    """The sandbox uids the result's jobs ran as (root only), from the layers their sandboxes reported."""
+    uids = set()
+    for verdict in result.parts:
+        for layer in (verdict.evidence.get("sandbox") or {}).get("layers", {}).get("active", []):
+            if layer.startswith("separate uid "):
+                uids.add(int(layer.split()[2].rstrip(",")))
+    return uids
+
+
+def processes_of(uids: set[int]) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                uid = int((entry / "status").read_text().split("Uid:")[1].split()[0])
+                status = (entry / "status").read_text()
+                uid = int(status.split("Uid:")[1].split()[0])
             except (OSError, IndexError, ValueError):
                 continue
-            if uid >= SANDBOX_UID_BASE:
+            if uid in uids and "State:\tZ" not in status:
                 found.append(int(entry.name))
     return found
 
 
-def test_every_hostile_case_has_a_verdict(torch):
-    assert sorted(VERDICTS) == sorted(p.stem for p in HOSTILE.glob("*.py"))
+def test_every_hostile_case_has_an_expectation(torch):
+    assert sorted(CASES) == sorted(p.stem for p in HOSTILE.glob("*.py"))
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +85,6 @@ def a5_quick(a5):
     """A5 with its code checks' timeout at TIMEOUT: the same checks, a shorter wait for the endless ones."""
     from dataclasses import replace
 
-    from attngrade.checkers import REGISTRY
     from attngrade.problems import prepare_check
 
     def quick(part):
@@ -82,54 +96,56 @@ def a5_quick(a5):
     return replace(a5, problems=problems)
 
 
-@pytest.mark.parametrize("case", sorted(VERDICTS))
-def test_hostile_code_gets_a_clear_verdict_and_changes_nothing_outside(tmp_path, a5_quick, a5_keys, torch, case):
-    a5 = a5_quick
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    target = outside / "target.txt"
-    keep = outside / "target.txt.keep"
-    keep.write_text("keep me")
-    secret = outside / "keys.yaml"
-    secret.write_text(f"token: {SECRET}\n")
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-    listener.settimeout(0.2)
-    port = listener.getsockname()[1]
-    code = (HOSTILE / f"{case}.py").read_text()
-    code = code.replace("__TARGET__", str(target)).replace("__PORT__", str(port)).replace("__SECRET__", str(secret))
-    folder = code_submission(tmp_path / "student")
-    (folder / "src" / "dataset.py").write_text(code)
-    before = sorted(p.name for p in Path("/tmp").iterdir())
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hostile_code_gets_a_verdict_on_its_code_and_nothing_outlives_it(tmp_path, a5, a5_quick, a5_keys, torch,
+                                                                        case):
+    outside = Outside()
+    sandbox.prestart()  # so that the zygote's socket can be handed to the code that tries to use it
+    fill = {**outside.fill(), "ZYGOTE": os.environ.get(ENV_SOCKET, "")}
+    folder = hostile_submission(tmp_path / "student", case, fill)
+    ipc_before = ipc_keys()
+    try:
+        started = time.monotonic()
+        result = grade_code(folder, a5 if case in UNHURRIED else a5_quick, a5_keys)
+        elapsed = time.monotonic() - started
+        reached, untouched = outside.reached(), outside.untouched()
+    finally:
+        outside.close()
 
-    started = time.monotonic()
-    result = grade_code(folder, a5, a5_keys)
-    elapsed = time.monotonic() - started
-
-    verdict = part(result, "2e")
-    assert elapsed < 2 * TIMEOUT + SLACK
+    verdict, expect = part(result, part_of(case)), CASES[case]
+    assert elapsed < 2 * (BANK_TIMEOUT if case in UNHURRIED else TIMEOUT) + SLACK
     assert verdict.status in ("incorrect", "partial"), verdict
-    # read_secrets hands back well-formed tensors of garbage: that one property holds
-    assert verdict.score == (1.0 if case == "read_secrets" else 0.0), verdict.feedback
-    assert any(word in line for line in verdict.feedback for word in VERDICTS[case]), verdict.feedback
-    # nothing outside the child's folder changed; no secret reached any output
-    assert not target.exists() and keep.read_text() == "keep me"
-    assert not (folder / "escaped.txt").exists() and not (folder / "src" / "big.bin").exists()
-    assert not Path("/tmp/attngrade-escaped.txt").exists()
-    assert not [n for n in sorted(p.name for p in Path("/tmp").iterdir()) if n not in before
-                and n.startswith("attngrade-sandbox-")]
-    assert SECRET not in json.dumps(result.to_json(), default=str)
-    with pytest.raises(socket.timeout):
-        listener.accept()
-    listener.close()
-    if os.geteuid() == 0:
-        assert sandbox_processes() == []
-    # the grader's own code is untouched, and the rest of the submission was graded
+    if expect.score is None:
+        assert 0 <= verdict.score < POINTS[part_of(case)], verdict.feedback
+    else:
+        assert verdict.score == expect.score, verdict.feedback
+    assert verdict.pending_points == 0, verdict
+    assert not any(text in line for line in verdict.feedback for text in INTERNAL), verdict.feedback
+    assert any(word in line for line in verdict.feedback for word in expect.words), verdict.feedback
+    if expect.fails:
+        assert expect.fails in failing(verdict), verdict.feedback
+    # the rest of the submission was graded; the grader's own code is untouched
+    assert part(result, other_part(case)).score == POINTS[other_part(case)]
     from attngrade.checkers import span_corruption
 
     assert REGISTRY["span_corruption"].run is span_corruption.check
-    assert part(result, "2g.i").score == 4
+    # nothing outside the child's folder changed or was reached; no secret reached any output
+    assert untouched
+    assert not (folder / "escaped.txt").exists() and not (folder / "src" / "big.bin").exists()
+    assert not Path("/tmp/attngrade-escaped.txt").exists()
+    report = json.dumps(result.to_json(), default=str)
+    assert SECRET not in report and len(report) < MAX_OUTPUT
+    # what the student's code sent back is quoted a few KB at most, a part's feedback tens of KB
+    quoted = [line for line in verdict.feedback if not line.startswith("your code ran in a sandbox")]
+    assert max(map(len, quoted)) <= QUOTE and sum(map(len, quoted)) <= FEEDBACK
+    assert not reached, "a socket outside the child's folder took a connection"
+    # nothing of the jobs outlived them: no process, no IPC object, no folder
+    assert IPC_KEY not in ipc_keys() - ipc_before
+    if os.geteuid() == 0:
+        uids = job_uids(result)
+        assert uids and processes_of(uids) == []
+    zygote_folder = Path(os.environ[ENV_SOCKET]).parent.parent
+    assert not list(zygote_folder.glob("attngrade-job-*"))
 
 
 def test_the_isolation_layers_come_from_before_the_students_code_ran(tmp_path, a5, a5_keys, torch):
@@ -140,13 +156,24 @@ def test_the_isolation_layers_come_from_before_the_students_code_ran(tmp_path, a
     assert not any("FORGED" in layer for layer in layers["active"])
 
 
-def test_the_report_records_the_isolation_layers(tmp_path, a5, a5_keys, torch):
+KNOWN_MISSING = {"seccomp", "Landlock", "user namespace", "separate uid", "tmpfs working folder", "network namespace",
+                 "mount namespace", "IPC namespace", "PID namespace", "IPC limits", "minimal root", "/proc of its own",
+                 "cgroup v2"}
+
+
+def test_the_report_states_every_isolation_layer(tmp_path, a5, a5_keys, torch):
     verdict = part(grade_code(code_submission(tmp_path / "s1"), a5, a5_keys), "2e")
     layers = verdict.evidence["sandbox"]["layers"]
     active = " | ".join(layers["active"])
-    for layer in ("network namespace", "CPU", "private memory", "files up to", "open files", "no core dumps"):
+    for layer in ("network namespace", "CPU", "private memory", "files up to", "open files", "no core dumps",
+                  "memory of all its processes together"):
         assert layer in active
+    for layer in ("mount namespace", "IPC namespace", "PID namespace", "minimal root", "/proc of its own"):
+        assert layer in active or layer in layers["missing"], layer
     if os.geteuid() == 0:
         assert "separate uid" in active and "processes" in active
-    assert set(layers["missing"]) <= {"seccomp", "Landlock", "user namespace", "process count", "separate uid",
-                                      "tmpfs working folder", "network namespace", "mount namespace"}
+    assert set(layers["missing"]) <= KNOWN_MISSING
+    # what the student reads names each of them, and each one missing with why
+    line = next(line for line in verdict.feedback if line.startswith("your code ran in a sandbox"))
+    assert all(layer in line for layer in layers["active"])
+    assert all(f"{name} ({why}" in line for name, why in layers["missing"].items())

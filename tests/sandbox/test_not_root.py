@@ -1,27 +1,28 @@
-"""The sandbox when the grader is not root (an instructor's laptop, a student's self-check).
+"""The sandbox when the grader is not root but runs in a user namespace in which it is uid 1000 (an
+instructor's container, a student's self-check): the job shares the grader's uid, so a uid of its
+own is out of reach, yet the fork bomb's daemons and the shared memory are held all the same.
 
-The child then shares the grader's uid, so the uid-wide kill and process count of a root
-grader are out of reach. Simulated with a user namespace in which the grader is uid 1000."""
+The run happens in a PID namespace of the test's own (tests/data/sandbox/ns_init.py is its first
+process), so that what outlived it is every process left there, and only those: processes that
+other runs on the machine start meanwhile are never counted."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hostile_cases import HOSTILE, ROOT, run_confined  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checkers"))
-from code_fixtures import CODE, code_submission  # noqa: E402
+from code_fixtures import code_submission  # noqa: E402
 
-from attngrade.sandbox import ENV_SOCKET  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-AS_A_USER = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
+AS_A_USER = ["unshare", "--user", "--map-user=1000", "--map-group=1000", "--pid", "--fork", "--mount", "--mount-proc"]
 
 
 def _can_be_a_user() -> bool:
@@ -30,44 +31,21 @@ def _can_be_a_user() -> bool:
     return subprocess.run([*AS_A_USER, "true"], capture_output=True).returncode == 0
 
 
-def _attngrade_processes() -> set[int]:
-    """Live processes running attngrade's code (zygotes, supervisors, sandbox children)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and b"attngrade" in (entry / "cmdline").read_bytes() and \
-                    (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
-                found.add(int(entry.name))
-        except (OSError, IndexError):
-            continue
-    return found
-
-
-@pytest.mark.skipif(not _can_be_a_user(), reason="needs unshare and user namespaces")
+@pytest.mark.skipif(not _can_be_a_user(), reason="needs unshare, user and PID namespaces")
 def test_a_graders_own_uid_leaves_no_student_process_behind_and_caps_shared_memory(tmp_path):
     pytest.importorskip("torch")
     cls = tmp_path / "class"
     for name in ("fork_bomb", "shared_memory"):
         folder = code_submission(cls / name, student=name)
-        shutil.copy(CODE / "hostile" / f"{name}.py", folder / "src" / "dataset.py")
+        shutil.copy(HOSTILE / f"{name}.py", folder / "src" / "dataset.py")
     code_submission(cls / "right", student="right")
-    before = _attngrade_processes()
-    folders_before = set(Path(tempfile.gettempdir()).glob("attngrade-sandbox-*"))
-    # A zygote this test process started (as root) must not serve the run: it starts its own.
-    env = {**{k: v for k, v in os.environ.items() if k != ENV_SOCKET}, "PYTHONPATH": str(ROOT)}
-    try:
-        done = subprocess.run([*AS_A_USER, sys.executable, "-m", "attngrade", "run", str(cls), "-o", str(tmp_path / "out"),
-                               "--solutions", str(ROOT / "solutions"), "--workers", "1"],
-                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-        left = _attngrade_processes() - before
-    finally:
-        for pid in _attngrade_processes() - before:  # never leak them into the rest of the suite
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
-    assert done.returncode in (0, 1), done.stderr
-    assert not left, f"{len(left)} processes outlived the run (daemons of the fork bomb)"
+    (tmp_path / "tmp").mkdir()
+    report = run_confined(tmp_path, "root", [sys.executable, "-m", "attngrade", "run", str(cls), "-o",
+                                             str(tmp_path / "out"), "--solutions", str(ROOT / "solutions"),
+                                             "--workers", "1"],
+                          {"TMPDIR": str(tmp_path / "tmp")}, namespace=AS_A_USER)
+    assert report["returncode"] in (0, 1), (tmp_path / "stderr").read_text()[-3000:]
+    assert report["left"] == [], f"processes outlived the run (daemons of the fork bomb): {report['left']}"
     results = {r["student"]: {p["id"]: p for p in r["parts"]} for r in
                json.loads((tmp_path / "out" / "results.json").read_text())}
     assert results["right"]["2e"]["status"] == "correct"
@@ -79,4 +57,4 @@ def test_a_graders_own_uid_leaves_no_student_process_behind_and_caps_shared_memo
     bomb = results["fork_bomb"]["2e"]
     assert bomb["status"] == "incorrect", bomb
     assert "still running after" in " ".join(bomb["feedback"]), bomb["feedback"]
-    assert set(Path(tempfile.gettempdir()).glob("attngrade-sandbox-*")) <= folders_before
+    assert list((tmp_path / "tmp").iterdir()) == []  # no folder of the sandbox outlived the run

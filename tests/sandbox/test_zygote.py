@@ -1,4 +1,5 @@
-"""The supervisor's sweep: every process of a sandbox uid is killed, and the sweep knows when none is left."""
+"""The supervisor's sweep as root, for a job without a PID namespace of its own (a kernel that refuses
+one): every process of a sandbox uid is killed, and the sweep knows when none is left."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from attngrade.sandbox.isolate import SANDBOX_UID_BASE
-from attngrade.sandbox.zygote import _alive, _kill_all
+from attngrade.sandbox.watch import alive, kill_uid
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a sandbox uid needs root to take")
 
@@ -50,23 +51,23 @@ def _wait_until(condition, seconds: float = 5.0) -> bool:
 
 
 def test_alive_sees_a_running_process_of_the_uid_and_not_a_zombie():
-    assert not _alive(UID)
+    assert not alive(UID)
     pid = _as_uid(UID)
     try:
-        assert _wait_until(lambda: _alive(UID))
+        assert _wait_until(lambda: alive(UID))
         os.kill(pid, signal.SIGKILL)
-        assert _wait_until(lambda: not _alive(UID))  # dead but not yet reaped: a zombie does not count
+        assert _wait_until(lambda: not alive(UID))  # dead but not yet reaped: a zombie does not count
     finally:
         os.waitpid(pid, 0)
-    assert not _alive(UID)
+    assert not alive(UID)
 
 
-def test_kill_all_reaches_processes_that_left_the_group():
+def test_kill_uid_reaches_processes_that_left_the_group():
     pid = _as_uid(UID, escape=True)
     try:
-        assert _wait_until(lambda: _alive(UID))
-        _kill_all(pid, UID)
-        assert not _alive(UID)  # the grandchild in a session of its own too
+        assert _wait_until(lambda: alive(UID))
+        kill_uid(UID)
+        assert not alive(UID)  # the grandchild in a session of its own too
     finally:
         os.waitpid(pid, 0)
 
@@ -75,9 +76,9 @@ def test_alive_sees_a_process_whose_main_thread_ended_while_another_runs():
     pid = _as_uid(UID, headless=True)
     try:
         assert _wait_until(lambda: _state(pid) == b"Z")
-        assert _alive(UID)  # a zombie to /proc, and nothing else of the uid, yet its thread could still fork
-        _kill_all(pid, UID)
-        assert not _alive(UID)
+        assert alive(UID)  # a zombie to /proc, and nothing else of the uid, yet its thread could still fork
+        kill_uid(UID)
+        assert not alive(UID)
     finally:
         os.kill(pid, signal.SIGKILL)  # (a failed assertion above must not wait out its sleep)
         os.waitpid(pid, 0)
