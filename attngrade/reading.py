@@ -6,7 +6,6 @@ the same as a wrong answer. Its message names the part, the field and the column
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import math
 import re
@@ -19,12 +18,12 @@ from typing import Any
 import sympy
 
 from .errors import MathError
-from .mathlang import Value, parse
+from .mathlang import Value, parse, words
 from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
 from .records import Field, Part
 from .runtime.deadline import BudgetExceeded, time_limit
-from .runtime.text import safe_text
+from .runtime.text import did_you_mean, safe_text
 
 # A yes/no question is answered in words as often as with yes or no ("Could c_2 approximate
 # u_b?" "Impossible."), in English and in the languages of the write-ups we have read.
@@ -43,6 +42,11 @@ class FieldError(Exception):
         self.part = part
         self.field = field
         self.message = message  # without the part and field, for a caller that names them itself
+
+
+class UnclearAnswer(FieldError):
+    """Words that answer more than one way ("yes, it is impossible"; two options named): not a format
+    problem the student can fix by rewriting, but an answer a person should read."""
 
 
 def read_field(part: Part, field: Field, raw: Any, folder: Path | None = None,
@@ -101,7 +105,7 @@ def _read_math(part: Part, field: Field, raw: Any) -> Value:
                                               "answer in single quotes ('\\beta') or leave out the quotes")
     try:
         with time_limit(READ_SECONDS):
-            value = parse(text, field.table or part.table)
+            value = parse(text, field.table or part.table, name=field.name)
     except MathError as err:
         raise FieldError(part.id, field.name, err.render(text)) from None
     except (BudgetExceeded, MemoryError) as err:
@@ -155,6 +159,13 @@ def _read_bool(part: Part, field: Field, raw: Any) -> bool:
         return raw
     if isinstance(raw, (str, int)) and _choice_text(raw) in _TRUE | _FALSE:
         return _choice_text(raw) in _TRUE
+    if isinstance(raw, str):
+        try:
+            said = words.yes_no(safe_text(raw, words.MAX_TEXT + 1))
+        except words.Unclear as err:
+            raise UnclearAnswer(part.id, field.name, f"could not read a yes or no in {_clip(raw)!r}: {err}") from None
+        if said is not None:
+            return said
     raise FieldError(part.id, field.name, f"expected yes or no, got {_clip(raw)!r}")
 
 
@@ -172,6 +183,13 @@ def _read_choice(part: Part, field: Field, raw: Any) -> Any:
     for option, synonyms in field.options.items():
         if text == _choice_text(option) or text in (_choice_text(s) for s in synonyms):
             return option
+    if isinstance(raw, str) and field.options:
+        try:
+            named = words.choose(safe_text(raw, words.MAX_TEXT + 1), field.options)
+        except words.Unclear as err:
+            raise UnclearAnswer(part.id, field.name, f"could not read one option in {_clip(raw)!r}: {err}") from None
+        if named is not None:
+            return named
     options = ", ".join(field.options) or "yes, no"
     raise FieldError(part.id, field.name, f"expected one of: {options}; got {_clip(raw)!r}")
 
@@ -185,7 +203,12 @@ def _read_text(part: Part, field: Field, raw: Any) -> str:
     text = safe_text(raw, field.max_length + 1).strip()
     if len(text) > field.max_length:
         raise FieldError(part.id, field.name, f"the answer is longer than the {field.max_length} characters read")
+    if any(spec.check in _SHAPE_CHECKS and field.name in spec.fields for spec in part.checks):
+        return words.shape(text) or text  # `t-by-n (one column per query)` is the shape t × n
     return text
+
+
+_SHAPE_CHECKS = ("dimensions",)  # checks that read a text field as a shape
 
 
 def _yaml_kind(raw: Any) -> str:
@@ -254,6 +277,24 @@ def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
         raw = repr(raw)
     if not isinstance(raw, str) or len(raw) > 64:
         raise FieldError(part.id, field.name, f"expected a number such as 5, 5% or 0.05; got {_clip(raw)!r}")
+    single = _one_number(part, field, raw)
+    if single is not None:
+        return single
+    pieces = words.numbers(raw)
+    if not pieces:
+        raise FieldError(part.id, field.name, f"expected a number such as 5, 5% or 0.05; got {_clip(raw)!r}")
+    # `12.0% (60/500)`: the first number is the answer, read when every other agrees with it
+    readings = [_one_number(part, field, piece) for piece in pieces]
+    first = readings[0]
+    for piece, other in zip(pieces[1:], readings[1:]):
+        if other is None or not _agree(first, other):
+            raise FieldError(part.id, field.name, f"the numbers in {raw.strip()!r} disagree: {first.text} is not "
+                                                  f"{piece}; write one number")
+    return first
+
+
+def _one_number(part: Part, field: Field, raw: str) -> NumberReading | None:
+    """`raw` as one number or one ratio, or None."""
     ratio = _RATIO.match(raw)
     if ratio:
         num, den = int(ratio.group(1)), int(ratio.group(2))
@@ -262,11 +303,27 @@ def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
         return NumberReading(num / den, raw.strip(), ratio=True)
     m = _NUMBER.match(raw)
     if not m:
-        raise FieldError(part.id, field.name, f"expected a number such as 5, 5% or 0.05; got {_clip(raw)!r}")
+        return None
     value = float(m.group(1))
     if not math.isfinite(value) or abs(value) > 1e12:
         raise FieldError(part.id, field.name, f"{raw.strip()!r} is not a usable number")
     return NumberReading(value, raw.strip(), percent_sign=bool(m.group(2)))
+
+
+def _readings(number: NumberReading) -> list[tuple[float, float]]:
+    """(fraction of 1, one unit of its last written place) for each way the number may be read."""
+    if number.ratio:
+        return [(number.value, 0.0)]
+    mantissa = number.text.rstrip("%").strip().lower().partition("e")[0]
+    step = 10.0 ** -len(mantissa.partition(".")[2])
+    if number.percent_sign:
+        return [(number.value / 100, step / 100)]
+    return [(number.value, step), (number.value / 100, step / 100)]
+
+
+def _agree(a: NumberReading, b: NumberReading) -> bool:
+    """Two numbers of one answer say the same, to the places the less precise is written (rounded or cut off)."""
+    return any(abs(x - y) <= max(sx, sy) + 1e-12 for x, sx in _readings(a) for y, sy in _readings(b))
 
 
 def read_file(part: Part, field: Field, raw: Any, folder: Path | None,
@@ -293,8 +350,7 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None,
             present = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))[:500]
         except OSError:
             present = []
-        close = difflib.get_close_matches(name, present, n=1, cutoff=0.8)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        hint = did_you_mean(name, present, " (did you mean {}?)", cutoff=0.8)
         raise FieldError(part.id, field.name, f"{name} is not in your submission folder{hint}; put it next to "
                                               "your answers file, with exactly this name, and submit again")
     size = path.stat().st_size

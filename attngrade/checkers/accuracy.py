@@ -58,7 +58,9 @@ Params (all optional except as noted)
   recomputed accuracy is at least this. Absent: no threshold, no share.
 * `reported`: a `number` field with the accuracy the student reports for this file;
   it must equal the recomputed k/N to the places it is written in (9/500 may be 1.8%, 1.80,
-  0.018 or 2%, rounded or cut off; a ratio must be k/N itself),
+  0.018 or 2%, rounded or cut off; a ratio must be k/N itself), and never more coarsely than
+  to a whole percentage point (`0` or `0.2` does not stand for 26.6%: as a fraction of 1 it
+  needs two places, 0.27),
   under any reading of the number (`NumberReading.fractions()`: 26.6, 26.6%, 0.266,
   133/500).
 * `baseline`: a `number` field with the accuracy of always predicting "London" on the
@@ -109,12 +111,12 @@ gold's name, whether the file was scored, carriage returns dropped).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
 from itertools import islice
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from ..errors import ConfigError
 from ..reading import FileReading, NumberReading
@@ -140,6 +142,7 @@ MAX_SHIFT = 100  # larger line-count differences are not searched
 MAX_RATIO = 5  # nor files more than this many times the expected length
 
 EPS = 1e-9
+MAX_STEP = 0.01  # of 1: the coarsest rounding a reported accuracy may have (a whole percentage point)
 
 
 # -- gold ---------------------------------------------------------------------------
@@ -286,9 +289,12 @@ def agrees(reading: NumberReading, k: int, n: int) -> bool:
     """
     if reading.ratio:
         return abs(reading.value - k / n) <= EPS
-    step = 10.0 ** -_decimals(reading.text)
     units = (100.0,) if reading.percent_sign else (1.0, 100.0)
+    written = 10.0 ** -_decimals(reading.text)
     for unit in units:
+        # Rounding to the places written stretches at most to whole percentage points: `0` or `0.2`
+        # for a file at 26.6% is not 26.6% rounded, whatever its number of places.
+        step = min(written, unit * MAX_STEP)
         true = unit * k / n
         if abs(reading.value - true) <= step / 2 + 1e-9 or 0 <= true - reading.value < step - 1e-12:
             return True
@@ -459,136 +465,171 @@ def _scored(text: str, gold: tuple[str, ...] | None, gold_name: str, expected: i
                      spaced=spaced)
 
 
+class _Gold(NamedTuple):
+    """The gold one check scores against: its name, its places (None: not supplied), its length."""
+
+    name: str
+    places: tuple[str, ...] | None
+    expected: int
+
+    @property
+    def label(self) -> str:
+        return _gold_label(self.name)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What the shares of one check earn and say, in the order they are decided."""
+
+    share: dict[str, float]
+    part: str
+    earned: float = 0.0
+    unchecked: bool = False
+    feedback: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    pass_line: float | None = None
+    scored: tuple[int, int] | None = None  # (correct, total) when the file was scored
+    score_text: str = ""  # "k/n = p%" of the scored file, as every share says it
+    aligned: bool = False  # the file has the expected number of lines
+
+
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     p = ctx.prepared
-    gold_name = p["gold"]
-    gold = load_gold(gold_name, ctx.gold)
-    label = _gold_label(gold_name)
-    expected = expected_lines(ctx.part, p, gold)
-    if gold is not None and len(gold) != expected:
-        raise ConfigError(f"part {ctx.part.id}: gold '{gold_name}' has {len(gold)} lines, the check's "
-                          f"'lines' param says {expected}")
-
+    places = load_gold(p["gold"], ctx.gold)
+    gold = _Gold(p["gold"], places, expected_lines(ctx.part, p, places))
+    if places is not None and len(places) != gold.expected:
+        raise ConfigError(f"part {ctx.part.id}: gold '{gold.name}' has {len(places)} lines, the check's "
+                          f"'lines' param says {gold.expected}")
     total_weight = sum(p["weights"].values())
-    share = {s: ctx.points * w / total_weight for s, w in p["weights"].items()}
-    earned = 0.0
-    unchecked = False
-    feedback: list[str] = []
-    flags: list[str] = []
-    evidence: dict[str, Any] = {}
-
-    name = p["file"]
-    reading = answers.get(name)
-    scored: tuple[int, int] | None = None  # (correct, total) when the file was scored
-    aligned = False
-    if not isinstance(reading, FileReading):
-        feedback.append(f"{name}: no prediction file")
-    else:
-        score = file_score(reading, gold, gold_name, expected)
-        info: dict[str, Any] = {"file": reading.name, "sha256": reading.sha256, "lines": score.lines,
-                                "expected": expected, "gold": gold_name, "crlf_dropped": score.dropped,
-                                "scored": False}
-        evidence[f"accuracy:{name}"] = info
-        if score.dropped:
-            feedback.append(f"{reading.name}: {score.dropped} lines ended in \\r\\n (Windows line endings); "
-                            "the \\r was dropped before comparing")
-        if score.lines != expected:
-            if not score.lines:
-                feedback.append(f"{reading.name} is empty: {label} needs {expected} predictions, one per line; "
-                                "it was not scored")
-            else:
-                feedback.append(f"{reading.name} has {score.lines} lines but {label} has {expected}: "
-                                "one prediction per line, in order, is needed, so it was not scored")
-                if score.where:
-                    feedback.append(f"{reading.name}: {score.where}")
-        else:
-            aligned = True
-            if gold is not None:
-                earned += share["file"]  # without the gold, the file's share waits for course staff
-            if gold is None or score.correct is None:
-                unchecked = True
-                feedback.append(f"{reading.name}: read, {score.lines} lines as expected; it is scored "
-                                f"against {label}, which only course staff have")
-            else:
-                k = score.correct
-                scored = (k, expected)
-                info.update(scored=True, correct=k, total=expected, accuracy=k / expected,
-                            pass_line=p.get("pass_line"))
-                if score.mismatches is not None:  # the dev gold is public; test gold never reaches a report
-                    info["mismatches"] = list(score.mismatches)
-                feedback.append(f"{reading.name}: {k}/{expected} = {pct(k, expected)} correct on {label}")
-                if gold_name == "dev" and k >= COPIED_SHARE * expected:
-                    flags.append(f"{ctx.part.id}: {reading.name} scores {k}/{expected} = {pct(k, expected)} on the "
-                                 "public dev gold, far above what the assignment's models reach: copied from it?")
-                if score.spaced:
-                    feedback.append(f"{reading.name}: {score.spaced} predictions differ from the answer only by "
-                                    "surrounding spaces; the comparison is exact, so they count as wrong")
-
+    tally = _Tally({s: ctx.points * w / total_weight for s, w in p["weights"].items()}, ctx.part.id,
+                   pass_line=p.get("pass_line"))
+    reading = answers.get(p["file"])
+    _file_share(tally, reading, p["file"], gold)
     if p["reported"] is not None:
-        field = p["reported"]
-        number = answers.get(field)
-        if not isinstance(number, NumberReading):
-            feedback.append(f"{field}: no reported accuracy")
-        else:
-            if not whole_count(number, expected):
-                flags.append(f"{ctx.part.id}: reported accuracy {number.text} is not k/{expected} for any whole k, "
-                             f"so it was not computed from {expected} predictions")
-            if scored is not None:
-                k, n = scored
-                if agrees(number, k, n):
-                    earned += share["reported"]
-                    feedback.append(f"{field} {number.text}: agrees with the file's {k}/{n} = {pct(k, n)}")
-                else:
-                    feedback.append(f"{field} {number.text} does not match the file, which scores "
-                                    f"{k}/{n} = {pct(k, n)}; they must agree to the places you wrote")
-            elif aligned:
-                unchecked = True
-                feedback.append(f"{field} {number.text}: compared with the file when course staff score it")
-            else:
-                feedback.append(f"{field} {number.text}: not compared, the prediction file could not be scored")
-
-    if p["pass_line"] is not None:
-        line = p["pass_line"]
-        if scored is not None:
-            k, n = scored
-            if k / n >= line - EPS:
-                earned += share["pass_line"]
-                feedback.append(f"{k}/{n} = {pct(k, n)} reaches the pass line of {_pct_of(line)}")
-            else:
-                feedback.append(f"{k}/{n} = {pct(k, n)} is below the pass line of {_pct_of(line)}")
-        elif aligned:
-            unchecked = True
-        else:
-            feedback.append(f"pass line of {_pct_of(line)}: not reached, the prediction file could not be scored")
-
+        _reported_share(tally, answers.get(p["reported"]), p["reported"], gold.expected)
+    if tally.pass_line is not None:
+        _pass_line_share(tally, tally.pass_line)
     if p["baseline"] is not None:
-        field = p["baseline"]
-        number = answers.get(field)
-        if not isinstance(number, NumberReading):
-            feedback.append(f"{field}: no baseline accuracy")
+        _baseline_share(tally, answers.get(p["baseline"]), p["baseline"])
+    if p["compare_with"] is not None and tally.scored is not None:
+        _compare_flag(tally, reading, (p["compare_with"], answers.get(p["compare_with"])), gold, p["flag_margin"])
+    if tally.flags:
+        tally.evidence["flags"] = tally.flags
+    return Outcome(round(tally.earned, 6), tuple(tally.feedback), tally.evidence, unchecked=tally.unchecked)
+
+
+def _file_share(tally: _Tally, reading: Any, name: str, gold: _Gold) -> None:
+    """The prediction file: there, with the expected number of lines; scored when the gold is known."""
+    if not isinstance(reading, FileReading):
+        tally.feedback.append(f"{name}: no prediction file")
+        return
+    score = file_score(reading, gold.places, gold.name, gold.expected)
+    info: dict[str, Any] = {"file": reading.name, "sha256": reading.sha256, "lines": score.lines,
+                            "expected": gold.expected, "gold": gold.name, "crlf_dropped": score.dropped,
+                            "scored": False}
+    tally.evidence[f"accuracy:{name}"] = info
+    if score.dropped:
+        tally.feedback.append(f"{reading.name}: {score.dropped} lines ended in \\r\\n (Windows line endings); "
+                              "the \\r was dropped before comparing")
+    if score.lines != gold.expected:
+        if not score.lines:
+            tally.feedback.append(f"{reading.name} is empty: {gold.label} needs {gold.expected} predictions, one "
+                                  "per line; it was not scored")
         else:
-            right, message, info = _baseline(number, field)
-            evidence["baseline"] = info
-            feedback.append(message)
-            if right:
-                earned += share["baseline"]
+            tally.feedback.append(f"{reading.name} has {score.lines} lines but {gold.label} has {gold.expected}: "
+                                  "one prediction per line, in order, is needed, so it was not scored")
+            if score.where:
+                tally.feedback.append(f"{reading.name}: {score.where}")
+        return
+    tally.aligned = True
+    if gold.places is not None:
+        tally.earned += tally.share["file"]  # without the gold, the file's share waits for course staff
+    if gold.places is None or score.correct is None:
+        tally.unchecked = True
+        tally.feedback.append(f"{reading.name}: read, {score.lines} lines as expected; it is scored "
+                              f"against {gold.label}, which only course staff have")
+        return
+    _record_score(tally, reading, score, info, gold)
 
-    if p["compare_with"] is not None and scored is not None:
-        other_name = p["compare_with"]
-        other = answers.get(other_name)
-        if isinstance(other, FileReading):
-            other_score = file_score(other, gold, gold_name, expected)
-            if other_score.lines == expected and other_score.correct is not None:
-                k, n = scored
-                k2 = other_score.correct
-                evidence[f"accuracy:{other_name}"] = {"file": other.name, "sha256": other.sha256,
-                                                      "lines": n, "correct": k2, "total": n,
-                                                      "accuracy": k2 / n, "gold": gold_name}
-                if k / n >= k2 / n - p["flag_margin"] - EPS:
-                    flags.append(f"{ctx.part.id}: {reading.name} scores {k}/{n} = {pct(k, n)}, not clearly below "
-                                 f"{other.name} at {k2}/{n} = {pct(k2, n)} (margin {_pct_of(p['flag_margin'])}); "
-                                 "check that the synthesizer attention was actually used")
 
-    if flags:
-        evidence["flags"] = flags
-    return Outcome(round(earned, 6), tuple(feedback), evidence, unchecked=unchecked)
+def _record_score(tally: _Tally, reading: FileReading, score: FileScore, info: dict[str, Any], gold: _Gold) -> None:
+    k, n = score.correct, gold.expected
+    tally.scored = (k, n)
+    tally.score_text = f"{k}/{n} = {pct(k, n)}"
+    info.update(scored=True, correct=k, total=n, accuracy=k / n, pass_line=tally.pass_line)
+    if score.mismatches is not None:  # the dev gold is public; test gold never reaches a report
+        info["mismatches"] = list(score.mismatches)
+    tally.feedback.append(f"{reading.name}: {tally.score_text} correct on {gold.label}")
+    if gold.name == "dev" and k >= COPIED_SHARE * n:
+        tally.flags.append(f"{tally.part}: {reading.name} scores {tally.score_text} on the public dev gold, "
+                           "far above what the assignment's models reach: copied from it?")
+    if score.spaced:
+        tally.feedback.append(f"{reading.name}: {score.spaced} predictions differ from the answer only by "
+                              "surrounding spaces; the comparison is exact, so they count as wrong")
+
+
+def _reported_share(tally: _Tally, number: Any, field: str, expected: int) -> None:
+    if not isinstance(number, NumberReading):
+        tally.feedback.append(f"{field}: no reported accuracy")
+        return
+    if not whole_count(number, expected):
+        tally.flags.append(f"{tally.part}: reported accuracy {number.text} is not k/{expected} for any whole k, "
+                           f"so it was not computed from {expected} predictions")
+    if tally.scored is not None:
+        k, n = tally.scored
+        if agrees(number, k, n):
+            tally.earned += tally.share["reported"]
+            tally.feedback.append(f"{field} {number.text}: agrees with the file's {tally.score_text}")
+        else:
+            tally.feedback.append(f"{field} {number.text} does not match the file, which scores "
+                                  f"{tally.score_text}; they must agree to the places you wrote")
+    elif tally.aligned:
+        tally.unchecked = True
+        tally.feedback.append(f"{field} {number.text}: compared with the file when course staff score it")
+    else:
+        tally.feedback.append(f"{field} {number.text}: not compared, the prediction file could not be scored")
+
+
+def _pass_line_share(tally: _Tally, line: float) -> None:
+    if tally.scored is not None:
+        k, n = tally.scored
+        if k / n >= line - EPS:
+            tally.earned += tally.share["pass_line"]
+            tally.feedback.append(f"{tally.score_text} reaches the pass line of {_pct_of(line)}")
+        else:
+            tally.feedback.append(f"{tally.score_text} is below the pass line of {_pct_of(line)}")
+    elif tally.aligned:
+        tally.unchecked = True
+    else:
+        tally.feedback.append(f"pass line of {_pct_of(line)}: not reached, the prediction file could not be scored")
+
+
+def _baseline_share(tally: _Tally, number: Any, field: str) -> None:
+    if not isinstance(number, NumberReading):
+        tally.feedback.append(f"{field}: no baseline accuracy")
+        return
+    right, message, info = _baseline(number, field)
+    tally.evidence["baseline"] = info
+    tally.feedback.append(message)
+    if right:
+        tally.earned += tally.share["baseline"]
+
+
+def _compare_flag(tally: _Tally, reading: FileReading, other: tuple[str, Any], gold: _Gold, margin: float) -> None:
+    """A synthesizer run that scores like the vanilla model: flagged for staff, never scored down."""
+    other_name, other_reading = other
+    if not isinstance(other_reading, FileReading):
+        return
+    other_score = file_score(other_reading, gold.places, gold.name, gold.expected)
+    if other_score.lines != gold.expected or other_score.correct is None:
+        return
+    k, n = tally.scored
+    k2 = other_score.correct
+    tally.evidence[f"accuracy:{other_name}"] = {"file": other_reading.name, "sha256": other_reading.sha256,
+                                                "lines": n, "correct": k2, "total": n, "accuracy": k2 / n,
+                                                "gold": gold.name}
+    if k / n >= k2 / n - margin - EPS:
+        tally.flags.append(f"{tally.part}: {reading.name} scores {tally.score_text}, not clearly below "
+                           f"{other_reading.name} at {k2}/{n} = {pct(k2, n)} (margin {_pct_of(margin)}); "
+                           "check that the synthesizer attention was actually used")

@@ -22,11 +22,16 @@ with a note when constant factors or lower-order terms were left inside the O);
 f/g → ∞ somewhere and never → 0 → a true upper bound that is not tight
 (`loose_points`); f/g → 0 somewhere → too small (zero); both → not comparable (zero).
 
-Params: `loose_points` (points for a bound that is not tight, default 0), `untidy_points`
-(points for the right order written with constant factors or lower-order terms inside
-the O, when a course takes off for it; default: full marks, with a note) and
-`variables` (names of the symbols that grow; default: every declared scalar the
-answer or key uses; any other symbol is a constant).
+Lower-order terms are found wherever they sit: at the top (O(N^2 d + N^2)) or inside a factor
+(O(N^2 (d + 1)), O((N + 1)^2 d)); both get the same treatment.
+
+Params: `loose_points` (points for a bound that is not tight, default 0); `lower_order`, how
+the right order written with lower-order terms or constant factors inside the O is graded:
+`full` (full marks with a note; the default) or `half` (half the check's points with the
+reason, PrairieLearn's convention for its big-O inputs); `untidy_points` (the points for
+that case as a number instead, for a course with another rule; not together with
+`lower_order`); and `variables` (names of the symbols that grow; default: every declared
+scalar the answer or key uses; any other symbol is a constant).
 """
 
 from __future__ import annotations
@@ -45,10 +50,14 @@ from ..errors import ConfigError
 from ..mathlang.display import reading
 from ..records import CheckSpec, Part
 from ..runtime.deadline import BudgetExceeded, time_limit
+from ..runtime.text import did_you_mean
 from .base import Context, Outcome, Param
 from .messages import Finding
 
-PARAMS = (Param("loose_points", (float,)), Param("untidy_points", (float,)), Param("variables", (list,)))
+PARAMS = (Param("loose_points", (float,)), Param("lower_order", (str,)), Param("untidy_points", (float,)),
+          Param("variables", (list,)))
+LOWER_ORDER = {"full": None, "half": 0.5}  # `lower_order`: the share of the points for an untidy right order
+MAX_TERMS = 12  # terms of one sum searched for lower-order ones (each costs a comparison along every path)
 # Values of the variables that do not grow on a path: all above e, so log log x > 0,
 # and unrelated to each other, so no term cancels by accident.
 FIXED = (5.3, 7.1, 3.7, 11.3, 4.9, 13.7, 6.1, 9.7, 8.3, 12.1)
@@ -126,6 +135,8 @@ def _compile(expr: Any, index: Mapping[Any, int], constants: Mapping[Any, float]
         return _pow(_compile(expr.base, index, constants), _fraction(expr.exp))
     if isinstance(expr, sympy.log) and len(expr.args) == 1:
         return _log(_compile(expr.args[0], index, constants))
+    if isinstance(expr, (sympy.Max, sympy.Min)):
+        return _extreme([_compile(x, index, constants) for x in expr.args], isinstance(expr, sympy.Max))
     raise _Unsupported(type(expr).__name__)
 
 
@@ -140,6 +151,19 @@ def _add(terms: Sequence[Node]) -> Node:
         if abs(coef) <= CANCEL * max(abs(c) for c in leading):
             raise _Unsupported("leading terms cancel")
         return _Growth(coef, *top)
+
+    return run
+
+
+def _extreme(terms: Sequence[Node], largest: bool) -> Node:
+    """max(f, g) grows like the faster of the two, min(f, g) like the slower (both positive)."""
+    def run(a: Path) -> _Growth | None:
+        grown = [term(a) for term in terms]
+        if any(g is None or g.coef <= 0 for g in grown):
+            raise _Unsupported("max or min of a term that is not positive")
+        pick = max if largest else min
+        top = pick(g.order for g in grown)
+        return _Growth(pick(g.coef for g in grown if g.order == top), *top)
 
     return run
 
@@ -399,6 +423,12 @@ def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str,
     untidy = params.get("untidy_points")
     if untidy is not None and (not isinstance(untidy, (int, float)) or untidy < 0):
         raise ConfigError("untidy_points must be a number of points ≥ 0")
+    lower = params.get("lower_order", "full")
+    if lower not in LOWER_ORDER:
+        raise ConfigError(f"lower_order must be one of {', '.join(LOWER_ORDER)}, not {lower!r}"
+                          + did_you_mean(str(lower), LOWER_ORDER))
+    if untidy is not None and "lower_order" in params:
+        raise ConfigError("give lower_order or untidy_points, not both")
     names = params.get("variables")
     if names is not None:
         table = part.table_for(spec.fields[0])
@@ -407,7 +437,8 @@ def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str,
             if hit is None or hit[0].kind != "scalar":
                 raise ConfigError(f"variable '{name}' is not a scalar of this part")
     return {"loose_points": float(raw) * spec.scale,
-            "untidy_points": None if untidy is None else float(untidy) * spec.scale}
+            "untidy_points": None if untidy is None else float(untidy) * spec.scale,
+            "untidy_share": LOWER_ORDER[lower]}
 
 
 def _bare(expr: Any, variables: Sequence[Any]) -> Any:
@@ -425,26 +456,72 @@ def _shown(expr: Any) -> str:
     return f"O({reading(expr)})"
 
 
+def _lower_terms(terms: list[Any], whole: Callable[[list[Any]], Any], orders: _Orders,
+                 piece: Callable[[Any], Any]) -> list[Any]:
+    """The terms of a sum left once the lower-order ones are dropped: a term is lower-order when its
+    own contribution (`piece`) grows more slowly than the key somewhere and the sum without it
+    (`whole`) has the key's order."""
+    needed = list(terms)
+    if len(terms) < 2 or len(terms) > MAX_TERMS:
+        return needed
+    for term in terms:
+        rest = [x for x in needed if x is not term]
+        size = -term if term.could_extract_minus_sign() else term
+        if (rest and orders.compare(piece(size), fallback=False).verdict == SLOWER
+                and orders.compare(whole(rest), fallback=False).verdict == SAME):
+            needed = rest
+    return needed
+
+
+def _inside(term: Any, others: list[Any], orders: _Orders) -> Any:
+    """`term` with the lower-order terms of its factors dropped: N^2 (d + 1) -> N^2 d, (N + 1)^2 -> N^2."""
+    factors = list(term.args) if isinstance(term, sympy.Mul) else [term]
+    for i, factor in enumerate(factors):
+        power = factor.exp if isinstance(factor, sympy.Pow) and factor.exp.is_positive else sympy.Integer(1)
+        base = factor.base if power != 1 else factor
+        if not isinstance(base, sympy.Add):
+            continue
+
+        def rebuilt(inner: Any, i: int = i, power: Any = power) -> Any:
+            return sympy.Mul(*factors[:i], inner ** power, *factors[i + 1:])
+
+        kept = _lower_terms(list(base.args), lambda rest: sympy.Add(*others, rebuilt(sympy.Add(*rest))), orders,
+                            rebuilt)
+        factors[i] = sympy.Add(*kept) ** power
+    return sympy.Mul(*factors)
+
+
 def _tidiness(expr: Any, orders: _Orders) -> tuple[str | None, str | None]:
     """A note on constant factors or lower-order terms left inside the O, and the tidy form."""
     # A symbol the key itself uses is not a factor to drop, even when it does not grow.
     variables = sorted(set(orders.variables) | orders.key.free_symbols, key=lambda x: x.name)
     terms = list(expr.args) if isinstance(expr, sympy.Add) else [expr]
-    needed = list(terms)
-    if len(terms) > 1:  # a lower-order term is smaller than the key somewhere and nothing without it
-        for term in terms:
-            rest = [x for x in needed if x is not term]
-            size = -term if term.could_extract_minus_sign() else term
-            if (rest and orders.compare(size, fallback=False).verdict == SLOWER
-                    and orders.compare(sympy.Add(*rest), fallback=False).verdict == SAME):
-                needed = rest
-    lower = len(needed) < len(terms)
-    constant = any(_bare(x, variables) != x for x in needed)
+    needed = _lower_terms(terms, lambda rest: sympy.Add(*rest), orders, lambda term: term)
+    tidied = [_inside(x, [y for y in needed if y is not x], orders) for x in needed]
+    lower = len(needed) < len(terms) or tidied != needed
+    constant = any(_bare(x, variables) != x for x in tidied)
     if not (lower or constant):
         return None, None
-    tidy = sympy.Add(*[_bare(x, variables) for x in needed])
+    tidy = sympy.Add(*[_bare(x, variables) for x in tidied])
     what = " and ".join(w for w, on in (("constant factors", constant), ("lower-order terms", lower)) if on)
     return what, tidy
+
+
+def _chain_differs(answer: Any, variables: list[Any], constants: dict[Any, float], seed: int) -> Any:
+    """In `O(N^2 d + N^2) = O(N^2 d)` every member must be the answer's order: the first that is not, else None."""
+    members = getattr(answer, "members", ())
+    if not members:
+        return None
+    if any(s not in variables and s not in constants for m in members for s in m.free_symbols):
+        return members[0]  # a member in other symbols than the answer's and the key's
+    own = _Orders(answer.expr, variables, constants, seed, "your answer")
+    for member in members:
+        try:
+            if own.compare(member).verdict not in (SAME, UNDECIDED):
+                return member
+        except ConfigError:  # the answer itself is no positive order: the check says so next
+            return None
+    return None
 
 
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
@@ -461,7 +538,12 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                                      field=name),), {"order": INVALID})
     f, g = answer.expr, key.expr
     loose_points = min(ctx.prepared["loose_points"], ctx.points)
-    variables, constants = _variables(ctx, [f, g])
+    variables, constants = _variables(ctx, [f, g, *getattr(answer, "members", ())])
+    differs = _chain_differs(answer, variables, constants, ctx.seed)
+    if differs is not None:
+        return Outcome(0.0, (*notes, Finding(f"your chain of equalities says {_shown(differs)} is your answer "
+                                             f"{_shown(f)}, but the two are different orders; write only your answer",
+                                             field=name)), {"order": INVALID}, invalid=True)
     orders = _Orders(g, variables, constants, ctx.seed, f"part {ctx.part.id}, field {name}")
     result = orders.compare(f)
     yours, expected = _shown(f), reading(g)
@@ -476,6 +558,8 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if result.verdict == SAME:
         what, tidy = _tidiness(f, orders)
         untidy = ctx.prepared.get("untidy_points")
+        if untidy is None and ctx.prepared.get("untidy_share") is not None:
+            untidy = ctx.prepared["untidy_share"] * ctx.points
         if what and untidy is not None and untidy < ctx.points:  # the course asks for the tidy form
             return Outcome(untidy, (*notes, Finding(f"the right order, but {what} do not belong inside O(...): "
                                                     f"write {_shown(tidy)}", field=name)), evidence)
@@ -484,7 +568,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         return Outcome(ctx.points, tuple(notes), evidence)
     if result.verdict == UNDECIDED:
         return Outcome(0.0, (*notes, Finding(f"attngrade could not compare {yours} with the expected order; "
-                                             "course staff will grade it by hand", field=name)), evidence, pending=True)
+                                             "course staff will grade it by hand", field=name)), evidence, is_pending=True)
     if result.verdict == INVALID:
         where = orders.where(result.invalid)
         evidence["path"] = where

@@ -130,26 +130,55 @@ def _entries(x: np.ndarray) -> list[float]:
     return [round(float(v), 6) for v in np.ravel(x)[:SHOWN_ENTRIES]]
 
 
-def _uses(expr: Any, function: str) -> bool:
-    """Whether `expr` applies the declared function `function`."""
+def _applications(expr: Any, function: str) -> list[tuple[Any, ...]]:
+    """The argument tuples of every application of the declared function `function` in `expr`."""
+    found = []
     for node in sympy.preorder_traversal(expr):
         if isinstance(node, AppliedFunction) and node.name == function:
-            return True
-        if isinstance(node, sympy.Function) and type(node).__name__ == function:
-            return True
-    return False
+            found.append(tuple(node.arguments))
+        elif isinstance(node, sympy.Function) and type(node).__name__ == function:
+            found.append(tuple(node.args))
+    return found
+
+
+def _on_itself(args: tuple[Any, ...]) -> bool:
+    return len(args) > 1 and all(a == args[0] for a in args[1:])
+
+
+def _constant_on_itself(calls: list[tuple[Any, ...]], function: str, ctx: Context, rng: np.random.Generator) -> bool:
+    """Whether the function of a point with itself, K(x, x), is one number at every instance (a Gaussian
+    kernel's is 1): such an application is a constant, not a use of the function."""
+    seen: list[float] = []
+    for _ in range(3):
+        env, dims = random_instance(ctx.table, [a for call in calls for a in call], rng)
+        f = env.get(("function", function))
+        if f is None:
+            return False
+        try:
+            for call in calls:
+                x = evaluate(call[0], env, dims, NUMERIC)
+                seen.append(float(np.asarray(f(*[x] * len(call)), dtype=float).reshape(-1)[0]))
+        except (EvaluationError, ValueError, TypeError, np.linalg.LinAlgError, OverflowError):
+            return False
+    return bool(np.allclose(seen, seen[0], rtol=1e-9, atol=1e-12))
 
 
 def depends_on(expr: Any, function: str, ctx: Context) -> bool:
     """Whether the value of `expr` changes when the declared function is swapped for another.
 
     `must_use` asks for an answer in terms of a function; writing its name in a term that
-    cancels is not using it. Where the function cannot be swapped (no numeric meaning), the
-    name decides.
+    cancels is not using it, nor is applying a kernel to a point and itself (K(q, q) is 1
+    whatever the kernel's width). Where the function cannot be swapped (no numeric meaning),
+    the name decides.
     """
-    if not _uses(expr, function):
+    calls = _applications(expr, function)
+    if not calls:
         return False
     rng = np.random.default_rng(ctx.seed + 1)
+    diagonal = [c for c in calls if _on_itself(c)]
+    constant = bool(diagonal) and _constant_on_itself(diagonal, function, ctx, rng)
+    if constant and len(diagonal) == len(calls):
+        return False
     for _ in range(3):
         env, dims = random_instance(ctx.table, [expr], rng)
         key = ("function", function)
@@ -158,7 +187,10 @@ def depends_on(expr: Any, function: str, ctx: Context) -> bool:
         original = env[key]
 
         def other(*args: Any, f: Any = original) -> Any:
-            return 1.37 * np.asarray(f(*args), dtype=float) + 0.21
+            value = np.asarray(f(*args), dtype=float)
+            if constant and len(args) > 1 and all(np.array_equal(args[0], a) for a in args[1:]):
+                return value  # K(x, x) is a constant: the same for any kernel of this kind
+            return 1.37 * value + 0.21
 
         try:
             base = np.asarray(evaluate(expr, env, dims, NUMERIC), dtype=float)

@@ -7,7 +7,6 @@ and every error carries the character span it is about.
 
 from __future__ import annotations
 
-import difflib
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from lark import Token
 from sympy.matrices.expressions.matexpr import MatrixElement
 
 from ..errors import MathError
+from ..runtime.text import closest
 from .functions import AppliedFunction
 from .limits import Limits
 from .nodes import BIGO, FUNCTION, LIST, MATRIX, SCALAR, Node, shape_text
@@ -318,6 +318,30 @@ class Builder:
             CURRENT.get().notes.append(note)
         return self._multiply(a, b, explicit=True)
 
+    def otimes(self, children: list) -> Node:
+        """u ⊗ v between two vectors is the outer product u v^T."""
+        a, op, b = children
+        a, b = self._as_value(a), self._as_value(b)
+        if not all(v.kind == MATRIX and (v.is_column or v.is_row) for v in (a, b)):
+            raise MathError("⊗ is read as the outer product of two vectors; write the product you mean",
+                            op.start_pos, op.end_pos)
+        va = a.expr if a.is_column else a.expr.T
+        vb = b.expr if b.is_column else b.expr.T
+        start, end = a.spanning(b)
+        note = f"read {CURRENT.get().text(a)} ⊗ {CURRENT.get().text(b)} as the outer product"
+        if note not in CURRENT.get().notes:
+            CURRENT.get().notes.append(note)
+        return Node(va * vb.T, MATRIX, start, end, (va.shape[0], vb.shape[0]))
+
+    def maxmin(self, children: list) -> Node:
+        tok, *rest = children
+        args = [self._as_value(c) for c in rest if isinstance(c, Node)]
+        for arg in args:
+            self._need_scalar(arg, tok.value.lstrip("\\"))
+        start, end = _span(*children)
+        pick = sympy.Max if tok.value.lstrip("\\") == "max" else sympy.Min
+        return self._bounded(Node(pick(*[a.expr for a in args]), SCALAR, start, end))
+
     def juxt(self, children: list) -> Node:
         a, b = children
         return self._multiply(a, b, explicit=False)
@@ -347,6 +371,14 @@ class Builder:
         product = self._times([func], primed, func.start, primed.end)
         # A power after the mark is the bracket's too: M(k+1)'^2 is M ((k+1)')^2.
         return Node(product.expr, product.kind, product.start, product.end, product.shape, pieces=(func, primed))
+
+    def call_bracket(self, children: list) -> Node:
+        func, *rest = children
+        if func.kind == FUNCTION:
+            return self.call(children)
+        listed = len(rest) > 3  # [a, b]: a column of its items; [a]: a factor
+        bracket = self.bracket_list(rest) if listed else self.bracket_group(rest)
+        return self._multiply(func, bracket, explicit=False)
 
     def call(self, children: list) -> Node:
         func, *rest = children
@@ -481,8 +513,8 @@ class Builder:
         if not close:  # a typo of a declared name: one letter off, or another case
 
             folded = {n.lower(): n for n in names}
-            close = ([folded[word.lower()]] if word.lower() in folded else
-                     difflib.get_close_matches(word, names, n=1, cutoff=0.75))
+            match = folded.get(word.lower()) or closest(word, names, cutoff=0.75)
+            close = [match] if match else []
         if close:
             hint = f" (did you mean {close[0]}?)"
         declared = ", ".join(names) if names else "no symbols"

@@ -131,6 +131,11 @@ def evaluate(expr: Any, env: Mapping[Any, Any], dims: Mapping[Any, int], backend
             if func is None:
                 raise EvaluationError(f"no definition for the function {e.name}")
             return func(*[walk(a) for a in e.arguments])
+        if isinstance(e, (sympy.Max, sympy.Min)):
+            values = [walk(a) for a in e.args]
+            if backend is NUMERIC:
+                return (np.max if isinstance(e, sympy.Max) else np.min)(np.asarray(values, dtype=float))
+            return type(e)(*values)
         if isinstance(e, AppliedUndef):
             func = env.get(("function", e.func.__name__))
             if func is None:

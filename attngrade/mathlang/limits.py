@@ -17,6 +17,7 @@ class Limits:
     max_log10: float = 1000.0  # size of a number a numeric power may produce
     max_matrix_entries: int = 400
     max_functions: int = 40  # applications of exp, log, sin, ... (they nest without brackets)
+    max_members: int = 8  # of a chain `a = b = c`: each is read and compared with the answer
 
 
 DEFAULT_LIMITS = Limits()

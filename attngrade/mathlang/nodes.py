@@ -60,6 +60,9 @@ class Value:
     text: str
     shape: tuple[sympy.Expr, sympy.Expr] | None = None
     notes: tuple[str, ...] = field(default=())
+    # Other members of a chain of orders of growth (`O(N^2 d + N^2) = O(N^2 d)`), which only the
+    # bigO check can compare with the answer.
+    members: tuple[Any, ...] = field(default=())
 
     @cached_property
     def decimals(self) -> bool:
@@ -72,7 +75,8 @@ class Value:
         """A stable key for memoizing: equal for answers that were read the same. Read the same but
         written with decimals is another key: its verdict may differ (`decimals`), and a task is
         checked once for everyone whose answer has its key."""
-        return f"{self.kind}:{'decimals:' if self.decimals else ''}{sympy.srepr(self.expr)}"
+        members = "".join(f"={sympy.srepr(m)}" for m in self.members)
+        return f"{self.kind}:{'decimals:' if self.decimals else ''}{sympy.srepr(self.expr)}{members}"
 
     def shape_text(self) -> str:
         return shape_text(self.shape) if self.shape else "scalar"

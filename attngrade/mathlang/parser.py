@@ -11,7 +11,7 @@ import hashlib
 import os
 import re
 from importlib.resources import files
-from typing import Any
+from typing import Any, Callable
 
 import lark
 import sympy
@@ -19,11 +19,14 @@ from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..errors import MathError
-from .builder import CURRENT, BuildContext, Builder
+from . import frame
+from .builder import BUILTIN_FUNCTIONS, CURRENT, BuildContext, Builder
+from .chain import same_meaning
 from .limits import DEFAULT_LIMITS, Limits
 from .nodes import BIGO, FUNCTION, LIST, SCALAR, Value
-from .rewrite import Rewritten, rewrite
-from .symbols import SymbolTable
+from .normalize import normalize
+from .rewrite import Rewritten
+from .symbols import SymbolTable, normalize_name
 
 _BUILDER = Builder()
 _GRAMMAR = files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
@@ -57,8 +60,8 @@ def _parser() -> Lark:
 
 _PARSER = _parser()
 
-# Norm bars, longest spelling first; \lVert/\rVert and \left\|/\right\| know their side.
-_BARS = re.compile(r"\\left\\\||\\right\\\||\\lVert|\\rVert|\\\||\|\||\u2016")
+# Norm bars, longest spelling first; \lVert/\rVert, \lvert/\rvert and \left\|/\right\| know their side.
+_BARS = re.compile(r"\\left\\\||\\right\\\||\\[lr][vV]ert|\\[vV]ert(?![A-Za-z])|\\\||\|\||\u2016|\|")
 OPEN_MARK, CLOSE_MARK = "\ue000", "\ue001"
 # One pass over brackets; environments first, so the braces of \begin{bmatrix} are not brackets.
 _BRACKETS = re.compile(
@@ -66,7 +69,7 @@ _BRACKETS = re.compile(
     r"|(?P<close>\\end\{[a-zA-Z]*\}|\\right\)|\\right\]|\\rangle|[)\]}\ue001\u27e9])"
 )
 _SCIENTIFIC = re.compile(r"(?<![A-Za-z_])[0-9.]+[eE][+-]?[0-9]")
-_FUNCTIONS = re.compile(r"\\?(exp|log|ln|sin|cos|sqrt)(?![A-Za-z_])")
+_FUNCTIONS = re.compile(r"\\?(exp|log|ln|sin|cos|sqrt|max|min)(?![A-Za-z_])")
 _CLOSING_TOKENS = {"RPAR": ")", "RBRACE": "}", "RBRACK": "]", "RIGHT_RPAR": "\\right)",
                    "RIGHT_RBRACK": "\\right]", "RANGLE": "\\rangle", "MAT_END": "\\end{...}"}
 
@@ -76,9 +79,9 @@ def _mark_norms(text: str) -> str:
     out, last, opened = [], 0, False
     for m in _BARS.finditer(text):
         bar = m.group()
-        if bar.startswith("\\lVert") or bar.startswith("\\left"):
+        if bar.startswith(("\\lVert", "\\lvert", "\\left")):
             mark = OPEN_MARK
-        elif bar.startswith("\\rVert") or bar.startswith("\\right"):
+        elif bar.startswith(("\\rVert", "\\rvert", "\\right")):
             mark = CLOSE_MARK
         else:
             mark = CLOSE_MARK if opened else OPEN_MARK
@@ -121,7 +124,9 @@ def _scan(text: str, limits: Limits) -> None:
                         text.index("^"))
 
 
-def _explain(err: UnexpectedInput, text: str) -> MathError:
+def _explain(err: UnexpectedInput, text: str, written: Callable[[int, int], str]) -> MathError:
+    """The parser's complaint in words; `written` gives the student's own text of a span, so a bracket the
+    stage rewrote (`\\right)` became `)`) is quoted as it was written."""
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream]
         shown = {OPEN_MARK: "\\|", CLOSE_MARK: "\\|"}.get(ch, ch)
@@ -135,6 +140,7 @@ def _explain(err: UnexpectedInput, text: str) -> MathError:
     if isinstance(err, UnexpectedToken) and err.token.type != "$END":
         tok = err.token
         value = {OPEN_MARK: "\\|", CLOSE_MARK: "\\|"}.get(tok.value[:1], tok.value)
+        value = written(tok.start_pos, tok.end_pos) or value
         if tok.type in _CLOSING_TOKENS:
             return MathError(f"unmatched '{value}'", tok.start_pos, tok.end_pos)
         return MathError(f"'{value}' cannot appear here", tok.start_pos, tok.end_pos)
@@ -143,7 +149,7 @@ def _explain(err: UnexpectedInput, text: str) -> MathError:
     opened = _unclosed(text)
     if opened is not None:
         pos, what = opened
-        return MathError(f"'{what}' is never closed", pos, pos + len(what))
+        return MathError(f"'{written(pos, pos + len(what)) or what}' is never closed", pos, pos + len(what))
     return MathError("the answer ends too early: an operand is missing", max(0, end - 1), end)
 
 
@@ -158,16 +164,44 @@ def _unclosed(text: str) -> tuple[int, str] | None:
     return stack[-1] if stack else None
 
 
-def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> Value:
-    """Parse `text` with the names of `table` into a Value, or raise MathError."""
+def _known(table: SymbolTable) -> Callable[[str], bool]:
+    """Whether a name is one the part declares or a built-in function (for `f(x, y) =` in front)."""
+    def known(name: str) -> bool:
+        word = normalize_name(name).lstrip("\\")
+        return table.resolve(name) is not None or word in BUILTIN_FUNCTIONS or word in ("max", "min")
+
+    return known
+
+
+def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS, name: str | None = None) -> Value:
+    """Parse `text` with the names of `table` into a Value, or raise MathError.
+
+    `name` is the field's own name, which may stand in front of the answer (`encoder: O(M k^2)`)."""
     if not isinstance(text, str):
         raise MathError(f"expected math text, got {type(text).__name__}", 0)
     _scan(text, limits)
-    rewritten = rewrite(text)
+    rewritten = normalize(text, known=_known(table), names=(name,) if name else ())
+    members = rewritten.chain + rewritten.labels
+    if len(members) >= limits.max_members:
+        start, end, _ = sorted(members)[limits.max_members - 1]
+        raise MathError(f"the answer has more than {limits.max_members} members joined by '='; "
+                        "write only your answer", start, end)
     try:
         _scan(rewritten.text, limits)  # `**` and `²` became powers: the limits hold for them too
     except MathError as err:
         raise _back(err, rewritten) from None
+    node, ctx = _build(rewritten, table, limits)
+    expr = node.expr
+    small = _small_conditions(rewritten, ctx.free_name, ctx.notes)
+    expr = expr.xreplace(small) if small else expr
+    kind = node.kind if node.kind in (SCALAR, BIGO) else "matrix"
+    orders = _check_chain(rewritten, (expr, kind), table, limits, small)
+    notes = tuple(dict.fromkeys([*rewritten.notes, *ctx.notes]))
+    return Value(expr=expr, kind=kind, text=text, shape=node.shape, notes=notes, members=orders)
+
+
+def _build(rewritten: Rewritten, table: SymbolTable, limits: Limits) -> tuple[Any, BuildContext]:
+    """The typed node of the normalized text, built by the grammar's reductions."""
     prepared = _mark_norms(rewritten.text)
     ctx = BuildContext(table=table, source=rewritten.text, limits=limits, parse=parse)
     token = CURRENT.set(ctx)
@@ -179,35 +213,62 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS) -> 
         if node.kind == "top":
             raise MathError("\\top only makes sense as an exponent", node.start, node.end)
     except UnexpectedInput as err:
-        raise _back(_explain(err, prepared), rewritten) from None
+        raise _back(_explain(err, prepared, rewritten.written), rewritten) from None
     except MathError as err:
         raise _back(err, rewritten) from None
     except RecursionError:
-        raise MathError("the answer is nested too deeply to read", 0, len(text)) from None
+        raise MathError("the answer is nested too deeply to read", 0, len(rewritten.original)) from None
     finally:
         CURRENT.reset(token)
-    _check_chain(rewritten.chain, node.expr, table, limits)
-    kind = node.kind if node.kind in (SCALAR, BIGO) else "matrix"
-    notes = tuple(dict.fromkeys([*rewritten.notes, *ctx.notes]))
-    return Value(expr=node.expr, kind=kind, text=text, shape=node.shape, notes=notes)
+    return node, ctx
 
 
-def _check_chain(chain: list[tuple[int, int, str]], answer: Any, table: SymbolTable, limits: Limits) -> None:
-    """In `c_2 = x_2 = u_a` the last member is graded, so every other member must read the same.
+def _small_conditions(rewritten: Rewritten, free: str | None, notes: list[str]) -> dict[Any, Any]:
+    """`\\lambda \\to 0^+` after the answer: 1/λ is the large constant, so λ is read as 1/(1/λ)."""
+    swap: dict[Any, Any] = {}
+    for subject, size, shown, start, end in rewritten.conditions:
+        if size != "small":
+            continue
+        word = normalize_name(subject)
+        if word != free:
+            raise MathError(f"'{shown}' says {word} tends to 0, but it is not a constant of your "
+                            "own in this answer; write the answer with a constant that grows instead", start, end)
+        large = sympy.Symbol(f"(1/{word})", positive=True)
+        swap[sympy.Symbol(word, positive=True)] = 1 / large
+        notes.append(f"read '{shown}' as saying 1/{word} is your large constant (the check lets it grow)")
+    return swap
 
-    A member that cannot be read, or reads as something else, makes the chain an error
-    (never a free pass for the last member)."""
-    for start, end, member in chain:
+
+def _check_chain(rewritten: Rewritten, answer: tuple[Any, str], table: SymbolTable, limits: Limits,
+                 small: dict[Any, Any]) -> tuple[Any, ...]:
+    """In `c_2 = x_2 = u_a` the last member is graded, so every other member must mean the same.
+
+    A member that cannot be read, or means something else, makes the chain an error (never a
+    free pass for the last member); an undeclared name in the middle (`c_2 = v_2 = u_a`) only
+    names the answer. Orders of growth are compared by the bigO check: their members are returned."""
+    expr, kind = answer
+    orders = []
+    for start, end, member in rewritten.chain:
         try:
-            value = parse(member, table, limits=limits).expr
+            value = parse(member, table, limits=limits)
         except MathError as err:
+            if frame.is_name(member) and err.message.startswith("unknown symbol"):
+                rewritten.note(f"read '{member.strip()}' as a name for your answer")
+                continue
             raise MathError(f"'{member.strip()}' in your chain of equalities cannot be read ({err.message}); "
                             "write only your answer", start, end) from None
-        same = value == answer or (not getattr(value, "is_Matrix", False) and not getattr(answer, "is_Matrix", False)
-                                   and sympy.expand(value - answer) == 0)
+        other = value.expr.xreplace(small) if small else value.expr
+        same = same_meaning(other, expr, table, rtol=1e-2 if rewritten.approximate else 1e-8)
+        if not same and {kind, value.kind} <= {SCALAR, BIGO} and BIGO in (kind, value.kind):
+            orders.append(other)  # O(N^2 d + N^2) = O(N^2 d): the same order, which the bigO check decides
+            continue
+        if same is None:
+            raise MathError(f"attngrade could not tell whether '{member.strip()}' in your chain of equalities "
+                            "equals your answer; write only your answer", start, end)
         if not same:
             raise MathError(f"your chain of equalities says '{member.strip()}' equals your answer, but it does not; "
                             "write only your answer", start, end)
+    return tuple(orders)
 
 
 def _back(err: MathError, rewritten: Rewritten) -> MathError:

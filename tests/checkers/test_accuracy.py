@@ -92,6 +92,27 @@ def test_reported_accuracy_that_is_off_at_the_places_written_is_rejected(reporte
     assert outcome.earned == 3.0
 
 
+@pytest.mark.parametrize("reported", ["0", "0.2", "0.3", "1", "0%", "20%"])
+def test_rounding_to_the_places_written_stretches_to_a_whole_percentage_point_at_most(reported):
+    # 133/500 = 26.6%: read as fractions of 1, a bare 0 would be 0.266 "to no places" and 0.2 would be
+    # 0.266 cut off at one place; neither reports this file
+    outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": reported})
+    assert outcome.earned == 3.0, outcome.feedback  # the file's share only
+    assert any(f"accuracy {reported} does not match the file" in line for line in outcome.feedback)
+
+
+def test_a_coarse_number_still_agrees_with_a_file_it_rounds():
+    from attngrade.checkers.accuracy import agrees
+    from attngrade.reading import NumberReading
+
+    assert agrees(NumberReading(0.0, "0"), 0, 500)  # nothing right: 0 is exact
+    assert agrees(NumberReading(0.0, "0"), 2, 500)  # 0.4%, cut off to a whole percent
+    assert not agrees(NumberReading(0.0, "0"), 6, 500)  # 1.2%: more than a percentage point away
+    assert agrees(NumberReading(0.3, "0.3"), 150, 500)  # 30.0%: the number itself
+    assert agrees(NumberReading(0.3, "0.3"), 148, 500)  # 29.6% is 30% to a whole percentage point
+    assert not agrees(NumberReading(0.3, "0.3"), 140, 500)  # 28%: one digit of a fraction is not ten points
+
+
 def test_reported_accuracy_that_is_no_count_of_500_is_flagged_not_told():
     outcome = grade(PARACHUTEL, DEV, {"reported": "accuracy"}, numbers={"accuracy": "26.63%"})
     assert outcome.earned == 3.0  # 26.60% is what 133/500 is, to two places

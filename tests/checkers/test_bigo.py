@@ -169,7 +169,7 @@ def test_exponentials_are_compared_by_limits():
 def test_what_nothing_can_decide_goes_to_staff():
     symbols = {"N": {"assumptions": ["positive"]}, "f": {"kind": "function"}}
     outcome = grade("O(f(N))", "O(N)", symbols=symbols)
-    assert outcome.pending and outcome.earned == 0.0
+    assert outcome.is_pending and outcome.earned == 0.0
     assert "course staff will grade it by hand" in outcome.feedback[0]
 
 
@@ -295,3 +295,44 @@ def test_an_answer_the_exact_analysis_cannot_follow_is_judged_on_every_path():
     assert "when N grows like M^2" in wrong.feedback[0]
     right = grade(r"O(M N k \exp(1/M))", "O(M N k)")  # exp(1/M) tends to 1: the same order
     assert right.earned == POINTS and right.evidence["order"] == "same", right
+
+
+# -- lower-order terms wherever they sit, and the `lower_order` param ------------------------------------
+@pytest.mark.parametrize("answer", ["O(M^2 k + M^2)", "O(M^2 (k + 1))", "O((M + 1)^2 k)", "O(M^2 (k + 1) + M k)",
+                                    "O(M (M k + 1))"])
+def test_a_lower_order_term_inside_a_factor_is_treated_as_one_at_the_top(answer):
+    outcome = grade(answer, "O(M^2 k)", {"untidy_points": 1.0})
+    assert outcome.earned == 1.0, outcome.feedback
+    assert "lower-order terms do not belong inside O(...): write O(k M^2)" in str(outcome.feedback[0])
+
+
+def test_a_factor_the_key_needs_is_not_a_lower_order_term():
+    outcome = grade("O(N (D + M))", "O(N (D + M))", {"untidy_points": 1.0},
+                    symbols={name: {"assumptions": ["positive"]} for name in ("N", "D", "M")})
+    assert outcome.earned == POINTS and outcome.feedback == ()
+
+
+@pytest.mark.parametrize("lower_order, earned", [("half", POINTS / 2), ("full", POINTS), (None, POINTS)])
+def test_lower_order_half_is_prairielearns_half_and_full_is_the_default(lower_order, earned):
+    params = {} if lower_order is None else {"lower_order": lower_order}
+    for answer in ("O(M^2 (k + 1))", "O(M^2 k + M^2)", "O(2 M^2 k)"):
+        assert grade(answer, "O(M^2 k)", params).earned == earned, answer
+    assert grade("O(M^2 k)", "O(M^2 k)", params).earned == POINTS
+
+
+@pytest.mark.parametrize("params, message", [({"lower_order": "halve"}, "did you mean 'half'?"),
+                                             ({"lower_order": "half", "untidy_points": 1}, "not both")])
+def test_lower_order_is_checked_when_the_problem_loads(params, message):
+    with pytest.raises(ConfigError, match=message):
+        make_part(params)
+
+
+def test_max_and_min_grow_like_their_faster_and_slower_terms():
+    assert grade(r"O(\max(M, N)^2 k)", "O((M + N)^2 k)").earned == POINTS
+    assert grade(r"O(\min(M, N) k)", "O(M k)").evidence["order"] == "slower"
+
+
+def test_a_chain_of_orders_must_be_one_order():
+    assert grade("O(M^2 k + M k) = O(M^2 k)", "O(M^2 k)").earned == POINTS
+    outcome = grade("O(M^2) = O(M^2 k)", "O(M^2 k)")
+    assert outcome.invalid and "different orders" in str(outcome.feedback[-1])

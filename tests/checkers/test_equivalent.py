@@ -43,7 +43,7 @@ def test_manual_is_pending_and_shows_the_rubric(a5, a5_keys):
     part = a5.part("1a")
     outcome = REGISTRY["manual"].run({"answer": "anything"},
                                      Context(part=part, spec=part.checks[0], rubric=a5_keys.rubrics["1a"]))
-    assert outcome.pending and outcome.earned == 0
+    assert outcome.is_pending and outcome.earned == 0
     assert "k_j^T q" in outcome.evidence["rubric"]
 
 
@@ -153,6 +153,10 @@ def test_an_equal_formula_says_how_it_was_decided():
     (r"exp(\|q\|^2/(2 sigma^2)) K_Gauss(q, k) exp(\|k\|^2/(2 sigma^2))", True),
     (r"exp(q^T k / sigma^2) + \log(\exp(K_Gauss(q, k))) - K_Gauss(q, k)", False),  # named, then cancelled
     (r"exp(q^T k / sigma^2)", False),
+    # a kernel of a point with itself is 1 whatever the kernel: it is not using the kernel
+    (r"\exp(q^T k/\sqrt{D}) K_Gauss(q, q)", False),
+    (r"\exp(q^T k/\sqrt{D}) K_Gauss(k, k)^2", False),
+    (r"exp(\|q\|^2/(2 sigma^2)) K_Gauss(q, k) exp(\|k\|^2/(2 sigma^2)) K_Gauss(q, q)", True),
 ])
 def test_must_use_means_the_value_depends_on_the_function(answer, uses):
     from attngrade import grading
