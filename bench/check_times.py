@@ -3,28 +3,39 @@
     python bench/check_times.py [--source DIR] [--json FILE] -- run CLASS -o OUT
     python bench/check_times.py --baseline DIR --rounds 4 -- run CLASS -o OUT
 
-Runs `grade` in this process with one worker (so every check runs here) after wrapping
-each entry of the check registry with a CPU timer. The memo means each call is one
-distinct answer. `--source` puts another checkout first on the import path, so the same
-script measures a previous release (a `git worktree` of it) side by side with this one.
-Prints, per check kind: calls, median, 90th percentile and total CPU milliseconds.
+Runs `attngrade.cli.main(["run", ...])` in this process with one worker, so that every check
+runs here, each timed with a CPU timer as it runs; the memo makes each call one distinct
+answer. Prints, per check kind: calls, median, 90th percentile and total CPU milliseconds.
+`--source` puts another checkout first on the import path, so the same script measures a
+previous release (a `git worktree` of it) side by side with this one. Run it with
+attngrade's venv.
+
+The check kinds are those the bundled homeworks' problem files name (`grade new-homework`,
+see bench/bank.py). To time them, the loaded package is searched for the table that maps
+those names to the objects that run them (a dict whose values have a callable `run`), found
+by what it holds rather than by the module it lives in, and its entries are wrapped.
 
 `--baseline DIR --rounds N` measures this checkout and the one in DIR alternately, N times
 each (one fresh process per measurement, so neither warms the other's caches), and prints
-per kind the median over the rounds of each side's median, and their ratio: the table
-bench/README.md shows. Alternating keeps a busy moment of the machine from landing on
-one side only.
+per kind the median over the rounds of each side's median, and their ratio. Alternating
+keeps a busy moment of the machine from landing on one side only.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bank
 
 
 class _Timed:
@@ -42,6 +53,24 @@ class _Timed:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._check, name)
+
+
+def find_checks(kinds: list[str]) -> dict[str, Any]:
+    """The loaded table of checks: among the dicts of attngrade's modules whose values all have a
+    callable `run`, the one with the most of `kinds` as keys."""
+    wanted = set(kinds)
+    best: dict[str, Any] = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("attngrade") or module is None:
+            continue
+        for value in list(vars(module).values()):
+            if not isinstance(value, dict) or len(wanted & value.keys()) <= len(wanted & best.keys()):
+                continue
+            if all(callable(getattr(v, "run", None)) for v in value.values()):
+                best = value
+    if not best:
+        raise SystemExit(f"no table of checks naming any of {', '.join(kinds)} among attngrade's loaded modules")
+    return best
 
 
 def summary(times: dict[str, list[float]]) -> dict[str, dict[str, float]]:
@@ -92,14 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     grade_args = [a for a in args.grade if a != "--"]
     if args.baseline:
         return compare(args.baseline, args.rounds, grade_args)
+    homeworks = bank.bundled(sys.executable)  # this checkout's bank, also when --source measures another
     if args.source:
         sys.path.insert(0, str(args.source.resolve()))
     from attngrade import cli
-    from attngrade.checkers import REGISTRY
 
-    times: dict[str, list[float]] = {name: [] for name in REGISTRY}
-    for name in list(REGISTRY):
-        REGISTRY[name] = _Timed(REGISTRY[name], times[name])
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        cli.main(["problems", next(iter(homeworks))])  # loading a homework loads every check
+    registry = find_checks(bank.check_kinds(homeworks))
+    times: dict[str, list[float]] = {name: [] for name in registry}
+    for name in list(registry):
+        registry[name] = _Timed(registry[name], times[name])
     if "--workers" not in grade_args:
         grade_args += ["--workers", "1"]
     code = cli.main(grade_args)

@@ -4,12 +4,12 @@
     git worktree add /tmp/wt-old REV
     python3 bench/compare.py /tmp/wt-old . --class /tmp/attngrade-bench/class --workers 1,2 --rounds 7
 
-Two things make a plain before/after misleading on this kind of machine, and both are taken
+Two things make a plain before/after misleading on a shared machine, and both are taken
 out here:
 - A checkout whose bytecode was never written (PYTHONDONTWRITEBYTECODE set, as in some
-  shells) compiles attngrade again on every run: ~0.09 s of a 1.7 s run. Each checkout is
-  compiled first.
-- The machine's speed wanders by 20% within minutes. The runs are taken in turn, one of each
+  shells) compiles attngrade again on every run, which no installation pays. Each checkout
+  is compiled first.
+- The machine's speed wanders within minutes. The runs are taken in turn, one of each
   checkout a round, in an order that turns round each round, and medians are compared.
 
 Each run is `grade run CLASS -o OUT --solutions CHECKOUT/solutions --workers W` in a fresh
@@ -22,8 +22,7 @@ else stops the comparison.
 Printed: each checkout's median wall (and the two-worker ratio, when `--workers 1` is among
 the values), then each checkout against the first, round by round: the median of the rounds'
 differences and a 90% bootstrap interval of it. A change is told apart from the noise only
-when that interval leaves out 0; on this kind of machine a difference of 0.03 s in a 2 s run
-takes 30 rounds or more.
+when that interval leaves out 0; a small difference takes many rounds to tell apart.
 """
 
 from __future__ import annotations
@@ -127,8 +126,8 @@ def paired(before: list[float], after: list[float], draws: int = 4000) -> tuple[
     """The median of the rounds' differences `after - before`, and a bootstrap interval of it.
 
     Runs of one round are taken minutes apart at most, so the machine's drift from round to round
-    (±20% here) falls out of a round's difference; what is left is each run's own spread, which
-    the interval measures (resampled with a fixed seed: the same walls give the same interval)."""
+    falls out of a round's difference; what is left is each run's own spread, which the interval
+    measures (resampled with a fixed seed: the same walls give the same interval)."""
     differences = [b - a for a, b in zip(before, after)]
     draw = random.Random(0)
     medians = sorted(statistics.median(draw.choices(differences, k=len(differences))) for _ in range(draws))

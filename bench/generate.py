@@ -24,9 +24,10 @@ draws depend on the seed). A manifest (`manifest.json` next to the class folder)
 records, for each submission, its homework and the pool label of every part, so the
 benchmark can report the class mix and the distinct answers per part.
 
-`--validate` grades every pool entry once, in-process, and lists the entries whose
-status does not match their label (a quick way to see the pools still mean what
-they say after the grader changes).
+`--validate` grades every pool entry once (one submission each, all graded by one
+`grade run` in a process of its own) and lists the entries whose status does not match
+their label: a quick way to see that the pools still mean what they say after the grader
+changes. Run it with attngrade's venv.
 """
 
 from __future__ import annotations
@@ -43,7 +44,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_A5 = ROOT / "examples" / "cs224n-w21-a5"
-DEV_GOLD = ROOT / "attngrade" / "data" / "cs224n-w21-a5" / "birth_dev.tsv"
+
+
+def _dev_gold_path() -> Path:
+    """The A5 dev gold the course scores prediction files against, wherever the package keeps its data."""
+    usual = ROOT / "attngrade" / "data" / "cs224n-w21-a5" / "birth_dev.tsv"
+    return usual if usual.is_file() else next(iter(sorted((ROOT / "attngrade").rglob("birth_dev.tsv"))), usual)
+
+
+DEV_GOLD = _dev_gold_path()
 
 MARKER = ".attngrade-bench-class"  # a dot file: attngrade's discovery skips it
 
@@ -475,10 +484,15 @@ def files_answer(rng: random.Random, part: str, owner: Owner | None) -> tuple[st
 
 # -- one submission ------------------------------------------------------------------------
 # -- the worst case: every answer distinct ---------------------------------------------------
-def _parts(homework: str) -> dict[str, Any]:
-    from attngrade.problems import load_homework
+_PARTS: dict[str, Any] = {}  # homework -> part id -> bank.PartInfo, read once per process
 
-    return {p.id: p for p in load_homework(homework).parts}
+
+def _part(homework: str, part_id: str) -> Any:
+    if not _PARTS:
+        import bank
+
+        _PARTS.update(bank.bundled())
+    return _PARTS.get(homework, {}).get(part_id)
 
 
 def disguise(homework: str, part_id: str, value: Any, n: int) -> Any:
@@ -487,17 +501,17 @@ def disguise(homework: str, part_id: str, value: Any, n: int) -> Any:
 
     The meaning stays: a right answer stays right, a wrong one wrong (except that a rescaled
     free constant is still a free constant)."""
-    part = _PARTS.setdefault(homework, _parts(homework)).get(part_id)
+    part = _part(homework, part_id)
     if part is None or not isinstance(value, (str, dict)):
         return value
-    kinds = {c.check for c in part.checks}
+    kinds = set(part.checks)
     k = n + 2
     if "attention_qkv" in kinds and isinstance(value, dict) and {"K", "Q"} <= set(value):
         return {**value, "K": f"{k} ({value['K']})", "Q": f"({value['Q']})/{k}"}
-    fields = [f for f in part.fields if f.kind == "math"]
+    fields = part.math_fields
     if not fields:
         return value
-    scalar = next((s.name for s in part.table.scalars() if "positive" in s.assumptions), None)
+    scalar = part.positive_scalar
 
     def one(text: Any) -> Any:
         if not isinstance(text, str) or not text.strip():
@@ -512,12 +526,8 @@ def disguise(homework: str, part_id: str, value: Any, n: int) -> Any:
         return text
 
     if isinstance(value, dict):
-        names = {f.name for f in fields}
-        return {name: one(v) if name in names else v for name, v in value.items()}
+        return {name: one(v) if name in fields else v for name, v in value.items()}
     return one(value) if len(fields) == 1 or part.single_field else value
-
-
-_PARTS: dict[str, dict[str, Any]] = {}
 
 
 def submission(rng: random.Random, homework: str, student: str, owner_list: list[Owner], folder_share: float,
@@ -614,7 +624,9 @@ def generate(n: int, seed: int, out: Path, folder_share: float = 0.5, missing: f
     out.mkdir(parents=True)
     (out / MARKER).write_text("written by bench/generate.py; emptied on the next run\n", encoding="utf-8")
     owner_list = owners()
-    gold = dev_gold() if distinct_files and DEV_GOLD.is_file() else None
+    if distinct_files and not DEV_GOLD.is_file():
+        raise SystemExit(f"--distinct-files needs the A5 dev gold; not found at {DEV_GOLD}")
+    gold = dev_gold() if distinct_files else None
     homeworks = list(HOMEWORKS)
     shares = [HOMEWORKS[h] for h in homeworks]
     manifest: dict[str, Any] = {"n": n, "seed": seed, "folder_share": folder_share, "missing": missing,
@@ -691,11 +703,11 @@ KNOWN_GAPS = {
 }
 
 
-def _fits(label: str, verdict: Any) -> bool:
-    if verdict.status in EXPECTED[label]:
+def _fits(label: str, part: dict[str, Any]) -> bool:
+    if part["status"] in EXPECTED[label]:
         return True
     # A right choice or formula whose `why` text was left out is partial, as it should be.
-    return label == OK and verdict.status == "partial" and all(f.endswith(": no answer") for f in verdict.feedback)
+    return label == OK and part["status"] == "partial" and all(f.endswith(": no answer") for f in part["feedback"])
 
 
 def _gap(homework: str, part: str, value: Any) -> bool:
@@ -703,38 +715,54 @@ def _gap(homework: str, part: str, value: Any) -> bool:
     return any((homework, part, f) in KNOWN_GAPS for f in fields)
 
 
-def validate(solutions: Path) -> int:
-    """Grade every pool entry alone; print entries whose status does not fit the label."""
-    sys.path.insert(0, str(ROOT))
-    from attngrade.grading import assignment, grade_answer  # noqa: PLC0415 - only for --validate
-    from attngrade.keys import load_keys  # noqa: PLC0415
-    from attngrade.problems import load_homework  # noqa: PLC0415
-
+def validation_class(folder: Path) -> dict[str, tuple[str, str, str, Any]]:
+    """One submission per pool entry, answering that part only; student -> (homework, part, label, value)."""
     rng = random.Random(0)
-    mismatches = 0
-    checked = 0
-    gaps = []
+    entries: dict[str, tuple[str, str, str, Any]] = {}
+    folder.mkdir(parents=True)
     for homework, pools in POOLS.items():
-        hw = load_homework(homework)
-        graded = assignment(hw, load_keys(solutions, hw), solutions=solutions)
-        parts = {p.id: p for p in hw.parts}
         for part_id, pool in pools.items():
             if not isinstance(pool, list):
                 continue
             for _, label, value in pool:
-                verdict = grade_answer(graded, parts[part_id].id, materialize(rng, value))
-                checked += 1
-                if _fits(label, verdict):
-                    continue
-                if _gap(homework, part_id, value):
-                    gaps.append(f"{homework} {part_id}: {value!r} graded {verdict.status}")
-                    continue
-                mismatches += 1
-                why = verdict.feedback[0].splitlines()[0] if verdict.feedback else ""
-                print(f"{homework} {part_id}: labelled {label}, graded {verdict.status}: {value!r}\n    {why}")
+                student = f"v{len(entries):04d}"
+                answer = materialize(rng, value)
+                sub = {"homework": homework, "student": student, "answers": {part_id: answer}}
+                (folder / f"{student}.yaml").write_text(to_yaml(sub), encoding="utf-8")
+                entries[student] = (homework, part_id, label, value)
+    return entries
+
+
+def validate(solutions: Path) -> int:
+    """Grade every pool entry alone with `grade run`; print the entries whose status does not fit the label."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        entries = validation_class(Path(tmp) / "class")
+        done = subprocess.run([sys.executable, "-m", "attngrade", "run", str(Path(tmp) / "class"), "-o",
+                               str(Path(tmp) / "out"), "--solutions", str(solutions)],
+                              capture_output=True, text=True, cwd=tmp)
+        results = Path(tmp) / "out" / "results.json"
+        if not results.is_file():
+            raise SystemExit(f"grade run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+        rows = {row["student"]: row for row in json.loads(results.read_text(encoding="utf-8"))}
+    mismatches, gaps = 0, []
+    for student, (homework, part_id, label, value) in entries.items():
+        row = rows.get(student, {})
+        part = next((p for p in row.get("parts", []) if p["id"] == part_id),
+                    {"status": "not graded", "feedback": [str(row.get("error", "no row in results.json"))]})
+        if _fits(label, part):
+            continue
+        if _gap(homework, part_id, value):
+            gaps.append(f"{homework} {part_id}: {value!r} graded {part['status']}")
+            continue
+        mismatches += 1
+        why = part["feedback"][0].splitlines()[0] if part["feedback"] else ""
+        print(f"{homework} {part_id}: labelled {label}, graded {part['status']}: {value!r}\n    {why}")
     for gap in gaps:
         print(f"known notation gap: {gap}")
-    print(f"{checked} pool entries graded, {mismatches} whose status does not fit their label, "
+    print(f"{len(entries)} pool entries graded, {mismatches} whose status does not fit their label, "
           f"{len(gaps)} known notation gaps")
     return 1 if mismatches else 0
 

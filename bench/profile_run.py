@@ -1,75 +1,88 @@
 #!/usr/bin/env python3
-"""Profile one `grade ...` command in-process and summarize where time goes.
+"""Where one `grade ...` command spends its time: cProfile, or the stages' own timings.
 
-    /tmp/venv/bin/python bench/profile_run.py OUT.prof -- run CLASS -o OUT --solutions solutions --workers 1
-    /tmp/venv/bin/python bench/profile_run.py --phases -- run CLASS -o OUT --solutions solutions
+    .venv/bin/python bench/profile_run.py OUT.prof -- run CLASS -o OUT --solutions solutions --workers 1
+    .venv/bin/python bench/profile_run.py --phases -- run CLASS -o OUT --solutions solutions
 
-With --phases there is no profiler: `grade run --stats` reports the wall and CPU time
-of its own stages (plan, run, assemble, write), which are printed. Worker processes are
-not seen, but the time the parent waits for them is (the run stage).
+The command runs as `python -m cProfile -o OUT.prof -m attngrade ...` in a process of its own
+(this script's interpreter: run it with attngrade's venv). cProfile sees that one process
+only, so give --workers 1. Printed as one JSON object: the profiled total, the cumulative time
+of functions that matter for attngrade's speed (found by name; they overlap, as imports happen
+inside other stages) and the functions with the most own time. Profiled code runs slower than
+unprofiled code, Python-heavy code most: compare shares, not seconds.
 
-Prints one JSON object: the profiled total, the cumulative time of a few stages that
-matter for attngrade's speed (they overlap: imports happen inside other stages), and
-the functions with the most own time. Use --workers 1: cProfile sees one process only.
-Times under cProfile are inflated (roughly 1.5-2x for Python-heavy code); compare
-shares, not seconds, with unprofiled runs.
+With --phases there is no profiler: `grade run --stats` writes the wall and CPU time of its
+own stages (plan, run, assemble, write); the time outside them is start-up and imports.
 """
 
 from __future__ import annotations
 
-import cProfile
-import io
 import json
 import pstats
+import resource
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
-# (label, file suffix, function name): cumulative time of these functions
+# (label, function name): the cumulative time of every function of that name in attngrade
 STAGES = [
-    ("imports (all modules)", "<frozen importlib._bootstrap>", "_find_and_load"),
-    ("loading submissions (YAML)", "attngrade/submissions.py", "load_submission"),
-    ("loading the bank (homework YAML)", "attngrade/problems/__init__.py", "load_homework"),
-    ("reading answers (parse to sympy)", "attngrade/reading.py", "read_field"),
-    ("Value.canonical (sympy srepr)", "attngrade/mathlang/nodes.py", "canonical"),
-    ("running distinct checks", "attngrade/grading/tasks.py", "run_task"),
-    ("write_outputs (reports, json, csv)", "attngrade/batch.py", "write_outputs"),
-    ("render_student (one report each)", "attngrade/reports/__init__.py", "render_student"),
-    ("plots: heatmaps (matplotlib)", "attngrade/reports/plots.py", "heatmap"),
-    ("plots: histogram (matplotlib)", "attngrade/reports/plots.py", "histogram"),
-    ("MathML of readings", "attngrade/reports/mathml.py", "to_mathml"),
-    ("write_atomic (files)", "attngrade/output.py", "write_atomic"),
-    ("answer groups", "attngrade/groups.py", "answer_groups"),
+    ("imports (all modules)", "_find_and_load"),
+    ("loading submissions", "load_submission"),
+    ("loading the bank (homework YAML)", "load_homework"),
+    ("reading answers (parse to sympy)", "read_field"),
+    ("canonical forms", "canonical"),
+    ("running distinct checks", "run_task"),
+    ("writing outputs (reports, json, csv)", "write_outputs"),
+    ("one report per student", "render_student"),
+    ("plots: heatmaps", "heatmap"),
+    ("plots: histogram", "histogram"),
+    ("MathML of readings", "to_mathml"),
+    ("writing files", "write_atomic"),
+    ("answer groups", "answer_groups"),
 ]
 
 
 def phases(cli_args: list[str]) -> int:
-    import tempfile
-    from pathlib import Path
-
-    start_wall, start_cpu = time.perf_counter(), time.process_time()
-    from attngrade.cli import import_library, read_early
-    from attngrade.cli import main as cli_main
-
+    """Run `python -m attngrade CLI_ARGS --stats FILE`; print its wall, CPU and stage timings."""
     with tempfile.TemporaryDirectory() as tmp:
         stats = Path(tmp) / "stats.json"
-        argv = [*cli_args, "--stats", str(stats)]
-        early = read_early(argv)  # as `grade` does: the class read by a child while the library is imported
-        import_library(argv)
-        import_wall = time.perf_counter() - start_wall
-        saved, sys.stdout = sys.stdout, io.StringIO()
-        try:
-            code = cli_main(argv, early=early)
-        finally:
-            sys.stdout = saved
-            if early is not None:
-                early.stop()
-        timings = json.loads(stats.read_text(encoding="utf-8"))["timings"] if stats.is_file() else {}
-    total_wall, total_cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
-    print(json.dumps({"exit": code, "wall_s": round(total_wall, 3), "cpu_s": round(total_cpu, 3),
-                      "imports_before_main_s": round(import_wall, 3),
-                      "phases": [{"phase": k, "wall_s": v["wall_s"], "cpu_s": v["cpu_s"], "calls": 1}
-                                 for k, v in timings.items()]}, indent=1))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "attngrade", *cli_args, "--stats", str(stats)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        timings = json.loads(stats.read_text(encoding="utf-8")).get("timings", {}) if stats.is_file() else {}
+    if not timings:
+        print(f"no stage timings (exit {done.returncode}): {done.stderr[-1500:]}", file=sys.stderr)
+        return 1
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(json.dumps({"exit": done.returncode, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+                      "outside_stages_s": round(wall - sum(v["wall_s"] for v in timings.values()), 3),
+                      "phases": [{"phase": k, "wall_s": v["wall_s"], "cpu_s": v["cpu_s"]} for k, v in timings.items()]},
+                     indent=1))
     return 0
+
+
+def summarize(prof_path: str, wall: float, code: int) -> dict:
+    stats = pstats.Stats(prof_path)
+    total = max(getattr(stats, "total_tt", 0.0), 1e-9)
+    table = stats.stats  # (file, line, name) -> (cc, nc, tt, ct, callers)
+    stages = []
+    for label, name in STAGES:
+        hits = [v for (f, _, n), v in table.items() if n == name and ("attngrade" in f or name == "_find_and_load")]
+        if hits:
+            ct = sum(v[3] for v in hits)
+            stages.append({"stage": label, "cumulative_s": round(ct, 3), "share": round(ct / total, 3),
+                           "calls": sum(v[1] for v in hits)})
+    own = sorted(table.items(), key=lambda kv: -kv[1][2])[:15]
+    return {"exit": code, "profiled_total_s": round(total, 3), "wall_under_profile_s": round(wall, 3),
+            "stages": stages,
+            "top_own_time": [{"function": f"{f.replace(sys.prefix, '<venv>')}:{line}({n})", "own_s": round(v[2], 3),
+                              "calls": v[1]} for (f, line, n), v in own],
+            "profile": prof_path}
 
 
 def main(argv: list[str]) -> int:
@@ -79,39 +92,14 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     prof_path, cli_args = argv[0], argv[2:]
-    profile = cProfile.Profile()
     start = time.perf_counter()
-    profile.enable()
-    try:
-        from attngrade.cli import main as cli_main
-
-        saved, sys.stdout = sys.stdout, io.StringIO()  # keep the CLI's own output out of our JSON
-        try:
-            code = cli_main(cli_args)
-        finally:
-            sys.stdout = saved
-    finally:
-        profile.disable()
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", prof_path, "-m", "attngrade", *cli_args],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
-    profile.dump_stats(prof_path)
-    stats = pstats.Stats(prof_path)
-    total = max(getattr(stats, "total_tt", 0.0), 1e-9)
-    table = stats.stats  # (file, line, name) -> (cc, nc, tt, ct, callers)
-    stages = []
-    for label, suffix, name in STAGES:
-        ct = sum(v[3] for (f, _, n), v in table.items() if n == name and f.endswith(suffix))
-        calls = sum(v[1] for (f, _, n), v in table.items() if n == name and f.endswith(suffix))
-        if calls:
-            stages.append({"stage": label, "cumulative_s": round(ct, 3), "share": round(ct / total, 3),
-                           "calls": calls})
-    own = sorted(table.items(), key=lambda kv: -kv[1][2])[:15]
-    print(json.dumps({
-        "exit": code, "profiled_total_s": round(total, 3), "wall_under_profile_s": round(wall, 3),
-        "stages": stages,
-        "top_own_time": [{"function": f"{f.replace(sys.prefix, '<venv>')}:{line}({n})", "own_s": round(v[2], 3),
-                          "calls": v[1]} for (f, line, n), v in own],
-        "profile": prof_path,
-    }, indent=1))
+    if not Path(prof_path).is_file():
+        print(f"no profile written (exit {done.returncode}): {done.stderr[-1500:]}", file=sys.stderr)
+        return 1
+    print(json.dumps(summarize(prof_path, wall, done.returncode), indent=1))
     return 0
 
 
