@@ -1,6 +1,6 @@
 """The hostile corpus (tests/data/code/hostile/) and what each case must get, wherever it runs: in the
 test process (test_hostile_code.py) or as a whole class through `grade run`, as root and as a user
-(test_hostile_class.py). Shared helpers: a submission with one hostile file, what lies outside a
+(test_hostile_code_in_a_class.py). Shared helpers: a submission with one hostile file, what lies outside a
 job's folder (files, sockets) that it must not reach, the System V IPC objects the machine holds,
 and a command run in a PID namespace of the test's own, as root or as an ordinary user, which
 reports every process that outlived it."""

@@ -3,7 +3,7 @@
 submission keeps its marks, nothing outside the child's folder changes or is reached, no secret
 reaches any output, and nothing of the job (process, IPC object, folder) outlives it.
 
-The same corpus runs as a whole class, as root and as a user, in test_hostile_class.py."""
+The same corpus runs as a whole class, as root and as a user, in test_hostile_code_in_a_class.py."""
 
 from __future__ import annotations
 
