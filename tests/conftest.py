@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from attngrade.problems.keys import load_keys
 from attngrade.problems import load_homework
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+
+import screenshots  # noqa: E402 - a helper of the tests, found through the path above
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -31,3 +37,16 @@ def a5():
 @pytest.fixture(scope="session")
 def a5_keys(a5):
     return load_keys(ROOT / "solutions", a5)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless system Chromium for the whole run: Playwright's sync API allows one at a time
+    in a process, and the report and review tests both drive it."""
+    if screenshots.chromium() is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must have Chromium: .ci/run installs the Debian package 'chromium'")
+        pytest.skip("no Chromium on this machine (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api")
+    with screenshots.browser() as b:
+        yield b

@@ -40,6 +40,10 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[→≫≪]|[.,;:!?()]|(?<=\s)[-\u20
 STOP = "|"  # a clause boundary among the tokens
 
 
+# A name called with a quoted or empty argument, or brackets around quotes: `eval('x')`, `exec("True")`, `f()`.
+CODE = re.compile(r"\w\s*\(\s*['\"\)]|[\[{]\s*['\"]")
+
+
 def tokens(text: str) -> list[str]:
     """Lower-case words and arrows; punctuation and dashes between words become clause boundaries."""
     text = text.lower()
@@ -75,9 +79,14 @@ def _hits(words: list[str], options: Mapping[str, Sequence[str]]) -> list[tuple[
                                         for o in found)]
 
 
+def _code(text: str) -> bool:
+    """Text that reads as a program (a call, a quoted string), not as words: never an option."""
+    return CODE.search(text) is not None
+
+
 def choose(text: str, options: Mapping[str, Sequence[str]]) -> str | None:
     """The one option `text` names in words; None when it names none (and negates none)."""
-    if len(text) > MAX_TEXT:
+    if len(text) > MAX_TEXT or _code(text):
         return None
     words = tokens(text)
     named, negated = [], []
@@ -125,7 +134,7 @@ def _cues(words: list[str]) -> list[int]:
 
 def yes_no(text: str) -> bool | None:
     """True or False as the words answer, None when they answer neither way."""
-    if len(text) > MAX_TEXT:
+    if len(text) > MAX_TEXT or _code(text):
         return None
     words = tokens(text)
     clauses = " ".join(words).split(STOP)

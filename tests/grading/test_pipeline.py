@@ -72,7 +72,7 @@ def test_missing_parts_and_unknown_ids_are_reported(graded, root):
 def test_multi_field_part_given_as_text_and_unknown_field(graded, data_dir):
     parts = by_part(grade_submission(graded, load_submission(data_dir / "submissions/multi-field-as-string.yaml")))
     assert parts["1e.ii"].status == "invalid"
-    assert "this part has the fields V, K, Q; write them as a mapping" in parts["1e.ii"].feedback[0]
+    assert "this part has the fields V, K, Q; write them as a mapping" in parts["1e.ii"].feedback[1]
     assert parts["1d.i"].status == "correct"
     assert "unknown field(s) 'q3'" in parts["1d.i"].feedback[0]
 

@@ -5,7 +5,6 @@ The helpers live in tests/tools/screenshots.py, which also regenerates docs/scre
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -16,15 +15,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import screenshots  # noqa: E402
 
 
-@pytest.fixture(scope="session")
-def browser():
-    if screenshots.chromium() is None:
-        if os.environ.get("CI"):
-            raise RuntimeError("CI must have Chromium: .ci/run installs the Debian package 'chromium'")
-        pytest.skip("no Chromium on this machine (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
-    with screenshots.browser() as b:
-        yield b
 
 
 @pytest.fixture(scope="session")

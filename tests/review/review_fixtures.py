@@ -19,7 +19,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
-import screenshots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = "cs224n-w21-a5"
@@ -125,12 +124,3 @@ def server(graded_out) -> Iterator[Server]:
         running.stop()
 
 
-@pytest.fixture(scope="session")
-def browser():
-    if screenshots.chromium() is None:
-        if os.environ.get("CI"):
-            raise RuntimeError("CI must have Chromium: .ci/run installs the Debian package 'chromium'")
-        pytest.skip("no Chromium on this machine (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api")
-    with screenshots.browser() as b:
-        yield b
