@@ -40,7 +40,7 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[→≫≪]|[.,;:!?()]|(?<=\s)[-\u20
 STOP = "|"  # a clause boundary among the tokens
 
 
-# A name called with a quoted or empty argument, or brackets around quotes: `eval('x')`, `exec("True")`, `f()`.
+# A name called with a quoted or empty argument, or brackets around quotes (`run('x')`, `f()`): code, not words.
 CODE = re.compile(r"\w\s*\(\s*['\"\)]|[\[{]\s*['\"]")
 
 
