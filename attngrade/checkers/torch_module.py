@@ -62,7 +62,7 @@ class Property:
     ok: bool
     message: str
     weight: float = 1.0
-    pending: bool = False  # could not be decided here (course staff decide)
+    is_pending: bool = False  # could not be decided here (course staff decide)
 
 
 def code_files(answers: Mapping[str, Any], fields: Sequence[str]) -> dict[str, str]:
@@ -168,10 +168,10 @@ def score(properties: Sequence[Property], points: float, run: Any, extra: Sequen
     """Points in proportion to the weights of the properties that hold; feedback names each failure."""
     total = sum(p.weight for p in properties) or 1.0
     earned = points * sum(p.weight for p in properties if p.ok) / total
-    pending = any(p.pending for p in properties)
-    lines = [("ok: " if p.ok else "pending: " if p.pending else "FAILED: ") + p.message for p in properties]
+    pending = any(p.is_pending for p in properties)
+    lines = [("ok: " if p.ok else "pending: " if p.is_pending else "FAILED: ") + p.message for p in properties]
     lines += list(extra)
-    ev = {"properties": [{"name": p.name, "ok": p.ok, "weight": p.weight, "pending": p.pending}
+    ev = {"properties": [{"name": p.name, "ok": p.ok, "weight": p.weight, "is_pending": p.is_pending}
                          for p in properties], "sandbox": sandbox_evidence(run), **dict(evidence or {})}
     return Outcome(round(earned, 6), (*bounded(lines), isolation_line(run)), ev, is_pending=pending and earned < points)
 

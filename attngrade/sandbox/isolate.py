@@ -16,8 +16,8 @@ resource limits, another uid (when root) and no capabilities, then Landlock
 supervisor (`watch.py`).
 
 Each layer that could be set up is recorded by name in `Layers`; one that the kernel or
-platform refuses is recorded as missing with the reason, never silently dropped. seccomp
-is not used: no maintained Python binding installs here (see README).
+platform refuses is recorded as missing with the reason, never silently dropped. A small
+seccomp filter (`seccomp.py`) refuses the kernel's keyrings, which no namespace covers.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..runtime.lifeline import end_with_parent
-from . import landlock, rootfs
+from . import landlock, rootfs, seccomp
 from .linux import (
     CAP_DAC_READ_SEARCH,
     CLONE_NEWIPC,
@@ -112,9 +112,13 @@ def detach(supervisor: int) -> Layers:
     os.setsid()
     layers.on("own process group (killed as a whole)")
     if not is_root() and not _user_namespace(layers):
-        for name, _, _ in NAMESPACES:
-            layers.off(name, "a grader that is not root makes it inside a user namespace, which it could not make")
-        return layers
+        # Without namespaces the child would be the grader's own uid behind Landlock alone, which
+        # does not keep it from the grader's Unix sockets (multiprocessing's among them): no student
+        # code runs so. The parts wait for course staff, with the reason.
+        raise OSError("a grader that is not root runs student code only in namespaces of its own, and this "
+                         f"machine refused a user namespace ({layers.missing.get('user namespace', '')}); run "
+                         "grade as root, or allow unprivileged user namespaces (sysctl "
+                         "kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0)")
     try:
         unshare(sum(flag for _, flag, _ in NAMESPACES))
         took = list(NAMESPACES)
@@ -178,6 +182,10 @@ def enter(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Lim
     if uid is None and layers.has("user namespace"):
         set_capabilities(0)  # those of its own user namespace: no mount, no namespace's sysctl
         layers.on("no capabilities, not even in its own user namespace")
+    try:
+        layers.on(seccomp.deny_keyrings())
+    except OSError as err:
+        layers.off("seccomp (kernel keyrings)", str(err))
     _still_parented(lifeline)
 
 

@@ -14,12 +14,25 @@ from typing import Any
 HEADER = struct.Struct(">Q")
 MAX_REQUEST = 64 * 1024 * 1024  # the student's files and the job, grader -> zygote
 MAX_RESULT = 4 * 1024 * 1024  # raw data, child -> supervisor -> grader
+MAX_DEPTH = 64  # nesting of a child's data the supervisor passes on: far past any driver's, far short of a stack
 HELLO = b"\x01"  # the first byte on a connection the zygote serves: torch is imported, the request may come
 NO_JOB = b"\x00"  # instead, when it could not start a supervisor: its answer, saying why, follows at once
 
 
 class TooLarge(Exception):
     """A message over its size limit."""
+
+
+def deeper_than(obj: Any, limit: int) -> bool:
+    """Whether lists and objects in `obj` nest more than `limit` deep (walked without recursion)."""
+    todo = [(obj, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, (list, dict)):
+            if depth > limit:
+                return True
+            todo += [(child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)]
+    return False
 
 
 def encode(obj: Any) -> bytes:

@@ -134,11 +134,15 @@ def children(pid: int) -> list[int]:
 
 def resident(pid: int) -> int:
     """Bytes of anonymous and shared memory `pid` holds (resident or swapped), 0 if it is gone."""
+    return _status_bytes(pid, (b"RssAnon:", b"RssShmem:", b"VmSwap:"))
+
+
+def _status_bytes(pid: int, fields: tuple[bytes, ...]) -> int:
     total = 0
     try:
         with open(f"/proc/{pid}/status", "rb") as status:
             for line in status:
-                if line.startswith((b"RssAnon:", b"RssShmem:", b"VmSwap:")):
+                if line.startswith(fields):
                     total += int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return 0
@@ -146,8 +150,10 @@ def resident(pid: int) -> int:
 
 
 def job_memory(first: int, base: int) -> int:
-    """Bytes the job's processes hold beyond `base` each, added up; 0 while the sandbox child runs alone
-    (its own address-space limit holds it). A page two of them share counts twice: never too little.
+    """Bytes the job's processes hold, added up: each one's own memory (`owned`; `base` is taken off each
+    where the kernel cannot say what is its own), and shared-memory files they hold open but need not
+    map (memfd, /dev/shm), once each. While the sandbox child runs alone, only those files: its
+    address-space limit holds the rest. A page two of them share counts twice: never too little.
 
     Every process of the job descends from this supervisor: the first process, the sandbox child,
     and whatever that forked (an orphan goes to the child, the first of its PID namespace, or to
@@ -156,13 +162,50 @@ def job_memory(first: int, base: int) -> int:
     if top == [first]:
         below = children(first)
         if len(below) <= 1 and not any(children(pid) for pid in below):
-            return 0
-    total, todo = 0, list(top)
+            return sum(size for pid in below for size in shared_files(pid).values())
+    total, todo, files = 0, list(top), {}
     while todo:
         pid = todo.pop()
-        total += max(0, resident(pid) - base)
+        own = owned(pid)
+        total += own if own is not None else max(0, resident(pid) - base)
+        files.update(shared_files(pid))
         todo += children(pid)
-    return total
+    return total + sum(files.values())
+
+
+def owned(pid: int) -> int | None:
+    """Bytes `pid` holds that are its own: pages it wrote (private dirty) or swapped, and the shared
+    memory it maps. Pages it still shares with the zygote it was forked from are the zygote's; a
+    process that started a fresh interpreter owns all of its. None if the kernel does not say."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            for line in rollup:
+                if line.startswith((b"Private_Dirty:", b"Swap:")):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return total + _status_bytes(pid, (b"RssShmem:",))
+
+
+def shared_files(pid: int) -> dict[tuple[int, int], int]:
+    """(device, inode) -> bytes of each memory-backed file `pid` holds open (memfd, /dev/shm): its pages
+    stay allocated while the file is open, mapped by no one or not."""
+    found = {}
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return found
+    for fd in fds:
+        path = f"/proc/{pid}/fd/{fd}"
+        try:
+            if not os.readlink(path).startswith(("/memfd:", "/dev/shm/")):
+                continue
+            info = os.stat(path)
+        except OSError:
+            continue
+        found[(info.st_dev, info.st_ino)] = info.st_blocks * 512
+    return found
 
 
 # -- ending the job ---------------------------------------------------------------------------

@@ -180,10 +180,22 @@ def _verdict(got: watch.Collected, answer: dict[str, Any], limits: isolate.Limit
     except (EOFError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested past reading
         return {**answer, "status": "no_result"}
     if isinstance(message, dict) and "data" in message:
-        return {**answer, "status": "ok", "data": message["data"]}
+        return {**answer, **_vetted(message["data"])}
     if isinstance(message, dict) and isinstance(message.get("error"), str):  # the driver broke, in the student's code
         return {**answer, "status": "crashed", "error": message["error"][:2000]}
     return {**answer, "status": "malformed"}
+
+
+def _vetted(data: Any) -> dict[str, Any]:
+    """The child's data as the grader will read it: shallow enough for any reader's stack, and within
+    the grader's bound once encoded as the supervisor sends it (escapes can make text grow sixfold).
+    Either way past them is the student's code's doing, never the grader's failure."""
+    if protocol.deeper_than(data, protocol.MAX_DEPTH):
+        return {"status": "malformed", "error": f"data nested deeper than {protocol.MAX_DEPTH} levels"}
+    size = len(protocol.encode(data))
+    if size > protocol.MAX_RESULT:
+        return {"status": "too_large", "error": f"data of {size} bytes as sent on (at most {protocol.MAX_RESULT})"}
+    return {"status": "ok", "data": data}
 
 
 def _memory_layer(limits: isolate.Limits) -> str:

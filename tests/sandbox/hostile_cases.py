@@ -69,6 +69,15 @@ CASES = {
     "huge_message": Expect(("could not be imported",)),
     "read_command_lines": Expect(("nothing found",), score=1.0),  # its own PID namespace: no other process
     "gpt_discards_synthesizer": Expect(("does not use it",), score=None, fails="gpt"),
+    # No namespace covers the kernel's keyrings: a seccomp filter refuses them.
+    "keyrings": Expect(("keys added: 0, session keyring read: False",)),
+    # What the child sends is bounded as the supervisor passes it on, so the grader's reader never
+    # fails on it: the part is the code's to answer for, never left pending as the grader's failure.
+    "escaped_text": Expect(("more data than a check reads",)),
+    "deep_data": Expect(("something malformed",)),
+    # Memory the job holds outside any process's resident set, or in processes of a fresh interpreter.
+    "memfd_hoard": Expect(("held more memory than allowed",)),
+    "fresh_interpreter": Expect(("held more memory than allowed",)),
 }
 
 

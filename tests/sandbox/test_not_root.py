@@ -9,6 +9,7 @@ other runs on the machine start meanwhile are never counted."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hostile_cases import HOSTILE, ROOT, run_confined  # noqa: E402
+from hostile_cases import HOSTILE, ROOT, hand_over, owned_folder, run_confined  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checkers"))
 from code_fixtures import code_submission  # noqa: E402
@@ -58,3 +59,33 @@ def test_a_graders_own_uid_leaves_no_student_process_behind_and_caps_shared_memo
     assert bomb["status"] == "incorrect", bomb
     assert "still running after" in " ".join(bomb["feedback"]), bomb["feedback"]
     assert list((tmp_path / "tmp").iterdir()) == []  # no folder of the sandbox outlived the run
+
+
+NO_USER_NAMESPACES = [sys.executable, str(ROOT / "tests" / "data" / "sandbox" / "no_user_namespaces.py"), "unshare",
+                      "--pid", "--fork", "--mount", "--mount-proc"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root (to map every uid)")
+def test_a_grader_that_is_not_root_and_gets_no_user_namespace_runs_no_student_code(tmp_path):
+    """On a host that forbids unprivileged user namespaces, the child would be the grader's own uid
+    behind Landlock alone: its code is not run, and its parts wait for course staff with the reason."""
+    pytest.importorskip("torch")
+    home = owned_folder("user")  # the grader's own: class, output, temporary folder
+    try:
+        folder = code_submission(home / "class" / "writer", student="writer")
+        target = home / "tmp" / "written-by-student-code"
+        (folder / "src" / "dataset.py").write_text((HOSTILE / "write_outside.py").read_text()
+                                                   .replace("__TARGET__", str(target)))
+        (home / "tmp").mkdir()
+        hand_over(home, "user")
+        report = run_confined(tmp_path, "user", [sys.executable, "-m", "attngrade", "run", str(home / "class"), "-o",
+                                                 str(home / "out"), "--solutions", str(ROOT / "solutions"),
+                                                 "--workers", "1"],
+                              {"TMPDIR": str(home / "tmp"), "HOME": str(home)}, namespace=NO_USER_NAMESPACES)
+        assert report["returncode"] in (0, 1), (tmp_path / "stderr").read_text()[-3000:]
+        assert not target.exists()  # the student's code never ran
+        part = {p["id"]: p for p in json.loads((home / "out" / "results.json").read_text())[0]["parts"]}["2e"]
+        assert part["pending_points"] > 0, part
+        assert any("runs student code only in namespaces of its own" in line for line in part["feedback"]), part
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

@@ -1,0 +1,16 @@
+import os
+import time
+
+# Memory-backed files written but never mapped, in two processes (each stays within its open-files
+# limit): no process's resident memory shows them and no address-space limit holds them; the job's
+# memory cap missed them.
+os.fork()
+held = []
+for i in range(50):
+    try:
+        fd = os.memfd_create(f"hoard-{i}")
+        os.write(fd, b"\x01" * (15 * 1024**2))
+        held.append(fd)
+    except OSError:
+        break
+time.sleep(60)
