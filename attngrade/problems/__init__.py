@@ -63,6 +63,17 @@ class Bank:
             raise ConfigError(f"{where}: expected a mapping with 'schema: {SCHEMA}'")
         return data
 
+    def rubric(self, problem: str, part_id: str) -> list[dict[str, Any]]:
+        """The rubric items ({points, text}) a problem file gives one part, if it gives any."""
+        try:
+            data = self._read("library", problem)
+        except (ConfigError, OSError):
+            return []
+        for raw in data.get("parts") or ():
+            if isinstance(raw, dict) and str(raw.get("id")) == part_id and isinstance(raw.get("rubric"), list):
+                return [i for i in raw["rubric"] if isinstance(i, dict) and "points" in i and "text" in i]
+        return []
+
     def problem_ids(self) -> list[str]:
         """Every problem a homework of this bank can name."""
         folder = self.root.joinpath("library")

@@ -156,9 +156,20 @@ class Review:
         return RedirectResponse("/", status_code=303)
 
     def audit_page(self, request: Request) -> Response:
+        return self._page("audit.html.j2", request, rows=self._audit(500, _anonymous(request)))
+
+    def _audit(self, limit: int, anonymous: bool) -> list[dict[str, Any]]:
+        """The audit log, newest first; graded anonymously, students are their pseudonyms there too."""
         with self.room.open() as conn:
-            rows = staff.audit_log(conn, 500)
-        return self._page("audit.html.j2", request, rows=rows)
+            rows = staff.audit_log(conn, limit)
+        if anonymous:
+            for row in rows:
+                if str(row.get("target") or "").startswith("student:"):
+                    row["target"] = "student:" + self.room.pseudonym(row["target"][len("student:"):])
+                if row.get("action") == "renamed":  # its before and after are the ids themselves
+                    for key in ("before", "after"):
+                        row[key] = json.dumps(self.room.pseudonym(json.loads(row[key])))
+        return rows
 
     def static_file(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -198,8 +209,10 @@ class Review:
         return JSONResponse(self._integrity(_anonymous(request)))
 
     def api_audit(self, request: Request) -> Response:
-        with self.room.open() as conn:
-            return JSONResponse(staff.audit_log(conn, int(request.query_params.get("limit", "200"))))
+        limit = request.query_params.get("limit", "200")
+        if not limit.isdigit() or not 0 < int(limit) <= 10_000:
+            return JSONResponse({"error": "limit is a whole number from 1 to 10000"}, status_code=400)
+        return JSONResponse(self._audit(int(limit), _anonymous(request)))
 
     # ------------------------------------------------------------ API: writing
 

@@ -168,19 +168,8 @@ class Classroom:
                 continue
             manual = [c for c in part.checks if c.check == "manual"]
             scale = manual[0].scale if manual else 1.0
-            items = self._problem_rubric(part.problem, pid) or own.get(part.problem, {}).get(pid) or []
+            items = self.bank.rubric(part.problem, pid) or own.get(part.problem, {}).get(pid) or []
             staff.seed_rubric(conn, (hw, pid), [(float(i["points"]) * scale, i["text"]) for i in items])
-
-    def _problem_rubric(self, problem: str, part_id: str) -> list[dict[str, Any]]:
-        """A problem file's own `rubric:` list for the part, where the bank keeps one."""
-        try:
-            data = yaml.safe_load(self.bank._path("library", problem).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError, AttributeError):
-            return []
-        for raw in data.get("parts", ()):
-            if isinstance(raw, dict) and str(raw.get("id")) == part_id and isinstance(raw.get("rubric"), list):
-                return [i for i in raw["rubric"] if isinstance(i, dict) and "points" in i and "text" in i]
-        return []
 
     # ------------------------------------------------------------ parts and groups
 
@@ -196,10 +185,13 @@ class Classroom:
             if info is None:
                 return None
             where = (homework, part_id)
-            threshold = float(staff.setting(conn, where, "threshold", str(self.embedder.threshold)))
+            items = tuple(i.text for i in staff.rubric_of(conn, *where))
+            default = self.embedder.threshold if items else self.embedder.threshold_alone
+            threshold = float(staff.setting(conn, where, "threshold", str(default)))
             placements = staff.placements_of(conn, where)
             own = {k for k in staff.grades_of(conn, *where) if k.startswith("student:")}
-            stamp = (staff.snapshot_digest(conn), threshold, tuple(sorted(placements.items())), tuple(sorted(own)))
+            stamp = (staff.snapshot_digest(conn), threshold, tuple(sorted(placements.items())), tuple(sorted(own)),
+                     items)
             cached = self._parts.get(where)
             if cached is not None and cached.stamp == stamp:
                 return cached
@@ -209,7 +201,7 @@ class Classroom:
         units = self._units(rows, kinds, placements, grades)
         made = Part(homework, part_id, kinds, info["written"], info["max"], info["statement"], units, [], threshold,
                     self.embedder.name, stamp)
-        made.groups = self._groups(made, placements)
+        made.groups = self._groups(made, placements, items)
         with self.lock:
             self._parts[where] = made
         return made
@@ -249,7 +241,7 @@ class Classroom:
             return np.zeros((0, 1), dtype=np.float32)
         return np.stack([self._vectors[t] for t in texts])
 
-    def _groups(self, part: Part, placements: dict[str, tuple[str, str | None]]) -> list[Group]:
+    def _groups(self, part: Part, placements: dict[str, tuple[str, str | None]], items: tuple[str, ...]) -> list[Group]:
         placed: dict[str, list[Unit]] = {}
         free = []
         for unit in part.units:
@@ -259,7 +251,7 @@ class Classroom:
             else:
                 free.append(unit)
         groups = [Group("", units, label) for label, units in placed.items()]
-        groups += self._free_groups(part, free)
+        groups += self._free_groups(part, free, items)
         vectors = self.vectors([u.text for u in part.units])
         index = {u.key: i for i, u in enumerate(part.units)}
         members = [[index[u.key] for u in g.units] for g in groups]
@@ -276,7 +268,9 @@ class Classroom:
             return [groups[i] for i in grouping.chain(centers, start)]
         return sorted(groups, key=lambda g: (-g.size, g.id))
 
-    def _free_groups(self, part: Part, units: list[Unit]) -> list[Group]:
+    def _free_groups(self, part: Part, units: list[Unit], items: tuple[str, ...]) -> list[Group]:
+        """Units no one placed: by value for machine parts; for written ones, by normalized text,
+        then by meaning, kept apart where they are nearest different rubric items."""
         if not units:
             return []
         if not part.text:
@@ -286,7 +280,9 @@ class Classroom:
             return [Group("", us) for us in by.values()]
         exact = grouping.exact([u.text for u in units])
         firsts = [units[members[0]].text for members in exact]
-        merged = grouping.by_meaning(self.vectors(firsts), part.threshold) if len(firsts) > 1 else [[0]]
+        vectors = self.vectors(firsts)
+        apart = grouping.nearest_items(vectors, self.vectors(list(items)))
+        merged = grouping.by_meaning(vectors, part.threshold, apart) if len(firsts) > 1 else [[0]]
         return [Group("", [units[i] for e in m for i in exact[e]]) for m in merged]
 
 

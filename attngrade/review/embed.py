@@ -25,7 +25,11 @@ _DIMENSIONS = 2048
 
 class Embedder(Protocol):
     name: str
-    threshold: float  # the similarity above which answers are merged by default
+    # The similarity above which answers are merged by default: `threshold` where the part's rubric
+    # items keep answers of different verdicts apart (grouping.nearest_items), `threshold_alone`
+    # where a part has none. Chosen on the labelled real answers of tests/data/review (see its test).
+    threshold: float
+    threshold_alone: float
 
     def vectors(self, texts: list[str]) -> np.ndarray: ...
 
@@ -34,7 +38,7 @@ class Ngrams:
     """Hashed words and character trigrams of the normalized text: no model, merges only the nearly equal."""
 
     name = "ngrams"
-    threshold = 0.97
+    threshold = threshold_alone = 0.97
 
     def vectors(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), _DIMENSIONS), dtype=np.float32)
@@ -51,7 +55,8 @@ class WordLlama:
     """The wordllama model bundled in its wheel (256 dimensions), loaded once per process."""
 
     name = "wordllama"
-    threshold = 0.93
+    threshold = 0.62
+    threshold_alone = 0.72
 
     def __init__(self, model: Any):
         self.model = model

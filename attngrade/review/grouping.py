@@ -25,12 +25,17 @@ def exact(texts: Sequence[str]) -> list[list[int]]:
     return list(seen.values())
 
 
-def by_meaning(vectors: np.ndarray, threshold: float) -> list[list[int]]:
-    """Rows of `vectors` (unit length) grouped by complete linkage at `threshold` (cosine similarity)."""
+def by_meaning(vectors: np.ndarray, threshold: float, apart: Sequence[int] | None = None) -> list[list[int]]:
+    """Rows of `vectors` (unit length) grouped by complete linkage at `threshold` (cosine similarity).
+
+    `apart`: a label per row (`nearest_items`); rows with different labels never share a group."""
     n = len(vectors)
     if n == 0:
         return []
     sims = vectors @ vectors.T
+    if apart is not None:
+        labels = np.asarray(apart)
+        sims = np.where(labels[:, None] == labels[None, :], sims, -np.inf)
     upper = np.triu(sims >= threshold, 1)
     pairs = np.argwhere(upper)
     order = np.argsort(-sims[pairs[:, 0], pairs[:, 1]], kind="stable") if len(pairs) else []
@@ -48,6 +53,17 @@ def by_meaning(vectors: np.ndarray, threshold: float) -> list[list[int]]:
             owner[i] = a
         members[a].extend(members.pop(b))
     return [sorted(m) for m in members.values()]
+
+
+def nearest_items(vectors: np.ndarray, item_vectors: np.ndarray) -> list[int] | None:
+    """The rubric item each row is most similar to, or None without items.
+
+    Raw similarity merges answers that share the question's words but not its verdict; two answers
+    nearest to different rubric items are kept apart however alike they read (`by_meaning(apart=)`),
+    which lets answers merge further at the same purity."""
+    if not len(item_vectors) or not len(vectors):
+        return None
+    return [int(i) for i in np.argmax(vectors @ item_vectors.T, axis=1)]
 
 
 def centroids(vectors: np.ndarray, groups: Sequence[Sequence[int]], weights: Sequence[float] | None = None) -> np.ndarray:

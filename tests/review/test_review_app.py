@@ -111,3 +111,15 @@ def test_review_refuses_an_out_without_results(tmp_path, host):
     with contextlib.redirect_stderr(io.StringIO()) as err:
         assert cli(["review", str(tmp_path), "--host", host]) == 2
     assert "no results.json" in err.getvalue()
+
+
+def test_grading_anonymously_the_audit_log_shows_no_student_id(server):
+    assert server.api(f"/api/parts/{HW}/1a/comment", {"student": "s07", "text": "see me", "expected": 0})[0] == 200
+    plain = server.api("/api/audit")[1]
+    assert any(row["target"] == "student:s07" for row in plain)
+    response = raw(server, "/api/audit", {"X-Attngrade-Token": server.token, "Cookie": "attngrade_anonymous=1"})
+    assert response.status == 200
+    anonymous = json.loads(response.read())
+    assert len(anonymous) == len(plain) and not any("s07" in json.dumps(row) for row in anonymous)
+    assert any(row["target"].startswith("student:anon-") for row in anonymous)
+    assert server.api("/api/audit?limit=lots")[0] == 400

@@ -162,7 +162,7 @@ def test_after_a_rerun_only_the_changed_answer_needs_another_look(browser, serve
     second = grade(Class([klass]), Options(solutions=ROOT / "solutions", workers=0))
     results, said = staff.apply(second.results, groups_of(second.results, second.homeworks, {}),
                                 out / staff.STORE, second.homeworks)
-    assert "1 graded answer(s) changed since they were graded and need another look: s10 1a" in said[1]
+    assert "1 graded answer changed since grading and needs another look: s10 1a" in said[1]
     by = {r.student: next(v for v in r.parts if v.part == "1a") for r in results}
     assert by["s10"].pending_points == 2.0 and all(by[s].pending_points == 0 for s in by if s != "s10")
     page.goto(server.base + "/")
