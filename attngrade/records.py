@@ -24,7 +24,7 @@ class Status(str, Enum):
     INCORRECT = "incorrect"
     INVALID = "invalid"  # the answer could not be read or checked at all
     MISSING = "missing"  # no answer
-    MANUAL = "manual"  # points wait for course staff
+    PENDING = "pending"  # points wait for course staff
     UNCHECKED = "unchecked"  # a self-check: read, never compared with a key
     ERROR = "error"  # attngrade itself failed: course staff's problem, never the student's
 
@@ -33,6 +33,7 @@ class Status(str, Enum):
 
 
 STATUSES = tuple(s.value for s in Status)
+WAITING = "course staff will grade this answer"  # the feedback of a written answer no person has graded yet
 FIELD_KINDS = ("math", "bool", "choice", "text", "number", "file")
 
 
@@ -173,6 +174,7 @@ class Verdict:
     evidence: Mapping[str, Any] = field(default_factory=dict)
     readings: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # field -> typed reading
     points: PartPoints = field(default_factory=PartPoints, compare=False)
+    overruled: tuple[str, ...] = ()  # what the machine said of a part a person's grade replaced
 
     @property
     def pending_points(self) -> float:
@@ -199,6 +201,8 @@ class Verdict:
             "feedback": list(self.feedback),
             "readings": dict(self.shown),
         }
+        if self.overruled:
+            out["overruled"] = list(self.overruled)
         if self.flags:
             out["flags"] = self.flags
         return out

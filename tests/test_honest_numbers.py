@@ -24,7 +24,7 @@ def test_pending_points_are_blank_in_grades_csv_and_counted_in_results_json(tmp_
     rows, results, _ = _run(tmp_path)
     full = results["full-marks"]
     parts = {p["id"]: p for p in full["parts"]}
-    assert parts["1a"]["status"] == "manual" and parts["1a"]["pending_points"] == 2  # text, for staff
+    assert parts["1a"]["status"] == "pending" and parts["1a"]["pending_points"] == 2  # text, for staff
     assert rows["full-marks"]["1a"] == ""  # not a 0
     assert parts["1e.i"]["pending_points"] == 1 and rows["full-marks"]["1e.i"] == "2"  # 2 decided, 1 waits
     assert full["pending_points"] == 8 and rows["full-marks"]["pending"] == "8"
@@ -49,7 +49,7 @@ def test_reports_say_what_is_still_to_come(tmp_path, capsys):
     assert "Score: 13 / 61</strong>" in report and "8 more points are still to be graded by course staff" in report
     index = (out / "index.html").read_text()
     assert "decided so far" in index and "waiting for course staff (not counted as 0)" in index
-    assert "mean of graded" in index
+    assert "mean so far" in index
 
 
 def test_self_check_counts_only_what_a_machine_decided(capsys):

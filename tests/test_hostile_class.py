@@ -204,10 +204,10 @@ EXPECT: dict[str, object] = {
     "homework-name-injection": ("error", ["unknown homework", "the bank has: cs224n-w21-a5"]),
     "answers-fifo": ("error", ["answers.yaml: is not a regular file (a folder, pipe or device)"]),
     "notebook-number-in-source": ("error", ["cell 1: its source is not text", "save it again"]),
-    "notebook-lone-surrogate": {"1a": ({"manual"}, [])},  # a JSON "\ud800": kept, written as its escape
+    "notebook-lone-surrogate": {"1a": ({"pending"}, [])},  # a JSON "\ud800": kept, written as its escape
     "symlink-answers-yaml": ("error", ["answers.yaml: is a link; submit the answers file itself"]),
     "eval-injection-every-kind": {
-        "1a": ({"manual"}, []),  # text is kept as text, for a person (and escaped in the report)
+        "1a": ({"pending"}, []),  # text is kept as text, for a person (and escaped in the report)
         "1b": (INVALID, ["1b, field q: unexpected character '_'"]),
         "1c.i": (INVALID, ["1c.i, field q: unknown symbol 'eval'"]),
         "1d.i": (INVALID, ["1d.i, field q1: unknown symbol 'exec'", "1d.i, field q2:"]),
@@ -331,7 +331,7 @@ def test_each_defect_gets_its_verdict_and_message(hostile, name):
     if name not in GOOD | {"softmax-overflow", "student-name-injection"}:
         # every other part that was answered is invalid or incorrect (text parts wait for a person)
         for pid, verdict in parts.items():
-            assert verdict["status"] in {"invalid", "incorrect", "missing", "manual"}, (name, pid, verdict)
+            assert verdict["status"] in {"invalid", "incorrect", "missing", "pending"}, (name, pid, verdict)
             if verdict["status"] == "invalid":
                 assert verdict["feedback"], (name, pid)
                 # A class run leaves an unreadable answer to staff: its points wait, the reader's message

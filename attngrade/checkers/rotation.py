@@ -12,8 +12,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..mathlang.evaluate import NUMERIC, EvaluationError, evaluate
 from ..errors import ConfigError
+from ..mathlang.evaluate import NUMERIC, EvaluationError, evaluate
 from ..records import CheckSpec, Part
 from .base import Context, Outcome
 from .messages import Finding

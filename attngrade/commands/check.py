@@ -10,7 +10,7 @@ import sys
 from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, SubmissionError
 from ..grading import self_check
 from ..records import Result, Status
-from ..runtime.text import printable
+from ..runtime.text import counted, printable
 from .options import homework_source
 
 
@@ -33,7 +33,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 _MARK = {Status.CORRECT: "ok", Status.PARTIAL: "~", Status.INCORRECT: "x", Status.INVALID: "!", Status.MISSING: "-",
-         Status.MANUAL: "?", Status.UNCHECKED: "?"}
+         Status.PENDING: "?", Status.UNCHECKED: "?"}
 
 
 def print_result(result: Result) -> None:
@@ -53,5 +53,5 @@ def print_result(result: Result) -> None:
             print("       " + line.replace("\n", "\n       "))
     # What a machine decided here: not the points left to staff, nor written answers (answered or not).
     checked = sum(v.points.decided for v in result.parts)
-    print(f"machine-checked so far: {round(result.score, 2):g} of {round(checked, 2):g} points "
+    print(f"machine-checked so far: {round(result.score, 2):g} of {counted(checked, 'point')} "
           f"(of {result.max_score:g}; the rest is checked by course staff)")

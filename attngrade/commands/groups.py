@@ -12,7 +12,7 @@ from ..errors import EXIT_OK, ConfigError
 from ..outputs import staff
 from ..review import classroom
 from ..review.classroom import Classroom
-from ..runtime.text import printable
+from ..runtime.text import counted, printable
 from .options import homework_source
 
 
@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(found, ensure_ascii=False, indent=1))
         return EXIT_OK
     for key, groups in found.items():
-        print(printable(f"{key}: {len(groups)} group(s) of {sum(g['size'] for g in groups)} answer(s)"))
+        print(printable(f"{key}: {counted(len(groups), 'group')} of {counted(sum(g['size'] for g in groups), 'answer')}"))
         for g in groups:
             first = " ".join(g["answer"].split())
             state = f"graded {g['points']:g}" if g["graded"] else "not graded"

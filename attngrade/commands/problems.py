@@ -8,13 +8,14 @@ import textwrap
 from ..errors import EXIT_OK
 from ..intake.formats.write import field_kind
 from ..problems import homework_ids, load_homework, open_homework
+from ..runtime.text import counted
 
 
 def main(args: argparse.Namespace) -> int:
     if not args.homework:
         for hid in homework_ids():
             hw = load_homework(hid)
-            print(f"{hid}\t{hw.course}: {hw.title} ({hw.max_score:g} points)")
+            print(f"{hid}\t{hw.course}: {hw.title} ({counted(hw.max_score, 'point')})")
         return EXIT_OK
     bank, hid = open_homework(args.homework)
     hw = bank.load_homework(hid)

@@ -14,7 +14,7 @@ from ..grading.distributed import executor_from
 from ..outputs.run import Batch, RunRequest, grade_run
 from ..records import Unreadable
 from ..runtime.files import write_atomic
-from ..runtime.text import printable
+from ..runtime.text import counted, printable
 from .options import homework_source
 
 FLAGGED_SHOWN = 8  # integrity flags named in the summary; results.json has them all
@@ -51,7 +51,7 @@ def main(args: argparse.Namespace, early: Any = None) -> int:
 
 def _summary(batch: Batch, args: argparse.Namespace) -> None:
     failed = batch.failed
-    print(f"graded {len(batch.results) - len(failed)} of {len(batch.results)} submissions; "
+    print(f"graded {len(batch.results) - len(failed)} of {counted(len(batch.results), 'submission')}; "
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")
     for message in batch.messages:
         print(printable(message))

@@ -26,7 +26,7 @@ from ..problems.keys import Keys, load_keys
 from ..problems.lines import locate
 from ..records import Homework, Part, Submission
 from ..runtime.safe_yaml import SAFE_LOADER
-from ..runtime.text import printable
+from ..runtime.text import counted, printable
 from .options import open_bank
 
 KEY_BUDGET = 20.0  # seconds for one check of one key: a few keys, and a slow key is worth waiting for
@@ -60,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
         errors += found
         if not found:
             checks = sum(len(p.checks) for p in homework.parts)
-            print(f"{hid}: ok ({len(homework.parts)} parts, {checks} checks, "
+            print(f"{hid}: ok ({counted(len(homework.parts), 'part')}, {counted(checks, 'check')}, "
                   f"{'keys from ' + str(keys.source) if keys else 'no keys needed'})")
     if errors:
         raise ConfigError("\n".join(errors))

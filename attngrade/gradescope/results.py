@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping
 from .. import __version__
 from ..checkers import REGISTRY
 from ..records import CheckSpec, Homework, Part, PartPoints, Result, Status, Verdict
+from ..runtime.text import counted
 
 FORMAT = "html"
 FLAGS_TEST = "Integrity flags (course staff only)"
@@ -111,7 +112,7 @@ def _part_test(part: Part, title: str, verdict: Verdict, points: PartPoints, vis
     score = round(min(verdict.score, machine), 6)
     # points left to staff are not failed points: the test passes when all it decided was earned
     failed = verdict.status in FAILED or score < points.decided - 1e-9
-    body = [f"<p><strong>{_e(verdict.status)}</strong>: {score:g} of {machine:g} points</p>"]
+    body = [f"<p><strong>{_e(verdict.status)}</strong>: {score:g} of {counted(machine, 'point')}</p>"]
     if verdict.shown:
         body.append("<p>How your answer was read:</p>")
         body.append(_list(f"{name}: <code>{_e(text)}</code>" for name, text in _escaped_keys(verdict.shown)))
@@ -119,9 +120,9 @@ def _part_test(part: Part, title: str, verdict: Verdict, points: PartPoints, vis
         body.append(_list_text(verdict.feedback))
     rest = []
     if points.staff:
-        rest.append(f"{points.staff:g} points that attngrade could not decide")
+        rest.append(f"{counted(points.staff, 'point')} that attngrade could not decide")
     if points.text:
-        rest.append(f"{points.text:g} points for the written answer")
+        rest.append(f"{counted(points.text, 'point')} for the written answer")
     if rest:
         body.append(f"<p>Course staff grade the rest of this part: {' and '.join(rest)}.</p>")
     return {

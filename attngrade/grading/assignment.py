@@ -51,20 +51,33 @@ def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = Fals
     An answer that cannot be read waits for course staff unless `unreadable` (or the homework)
     says zero; a self-check always says it is invalid, so that the student fixes it."""
     if not self_check:
-        for part in homework.parts:
-            for spec in part.checks:
-                if not REGISTRY[spec.check].needs_key:
-                    continue
-                if keys is None:
-                    raise ConfigError(
-                        f"part {part.id} of {homework.id} is checked against a key, but there are no keys "
-                        f"at {solutions or 'solutions'}/{homework.id}/keys.yaml; pass --solutions DIR")
-                key = keys.answers.get(part.id)
-                lacking = [n for n in spec.fields if key is None or n not in key]
-                if lacking:
-                    raise ConfigError(f"{keys.source}: no key for part {part.id}, field(s) "
-                                      f"{', '.join(lacking)} (its {spec.check} check compares with one); "
-                                      f"add them under keys: {part.id}:")
+        _keys_cover(homework, keys, solutions)
     policy = Unreadable.ZERO if self_check else unreadable or homework.unreadable
     return Assignment(homework=homework, keys=None if self_check else keys, self_check=self_check,
                       gold=dict(gold or {}), unreadable=policy)
+
+
+def _keys_cover(homework: Homework, keys: Keys | None, solutions: Any) -> None:
+    """Every key-based check has its key; else one error naming every part and field that lacks one
+    (a new homework's keys are filled in at one sitting, not one rerun per missing key)."""
+    lacking: dict[str, tuple[list[str], list[str]]] = {}  # part -> (fields, checks)
+    for part in homework.parts:
+        for spec in part.checks:
+            if not REGISTRY[spec.check].needs_key:
+                continue
+            key = keys.answers.get(part.id) if keys is not None else None
+            missing = [n for n in spec.fields if key is None or n not in key]
+            if missing:
+                names, checks = lacking.setdefault(part.id, ([], []))
+                names += [n for n in missing if n not in names]
+                checks += [] if spec.check in checks else [spec.check]
+    if not lacking:
+        return
+    if keys is None:
+        parts = ", ".join(lacking)
+        raise ConfigError(f"part(s) {parts} of {homework.id} are checked against a key, but there are no keys "
+                          f"at {solutions or 'solutions'}/{homework.id}/keys.yaml; pass --solutions DIR")
+    listed = "; ".join(f"part {part}, field(s) {', '.join(names)} (its {' and '.join(checks)} "
+                       f"{'checks compare' if len(checks) > 1 else 'check compares'} with one)"
+                       for part, (names, checks) in lacking.items())
+    raise ConfigError(f"{keys.source}: no key for {listed}; add them under keys: PART:")

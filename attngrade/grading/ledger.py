@@ -75,13 +75,13 @@ def status(earned: float, machine_max: float, invalid: bool, is_pending: bool, u
     if invalid:
         return Status.INVALID
     if machine_max == 0:
-        return Status.MANUAL if is_pending or not unanswered else Status.INCORRECT
+        return Status.PENDING if is_pending or not unanswered else Status.INCORRECT
     if unchecked and earned < machine_max:
         return Status.UNCHECKED
     if earned >= machine_max - 1e-9:
         if unanswered:
             return Status.PARTIAL
-        return Status.MANUAL if is_pending else Status.CORRECT
+        return Status.PENDING if is_pending else Status.CORRECT
     return Status.INCORRECT if earned <= 1e-9 else Status.PARTIAL
 
 

@@ -291,3 +291,61 @@ def keeping_of(where: list[Path], students: list[str], last: LastRun, out: Path,
     keeping.persons = last.unlisted(out)
     keeping.reserved = {e.folder for e in keeping.held.values()} | keeping.persons
     return keeping
+
+
+# -- students graded under a new id ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Renamed:
+    """A submission the run before graded under `before` and this run under `now` (a placeholder id
+    put right, an LMS download renamed): `same` holds the parts whose answer did not change, the
+    only ones whose staff decisions go with it."""
+
+    before: str
+    now: str
+    same: frozenset[str]
+
+
+RESULTS = "results.json"
+
+
+def renamed(out: Path, last: LastRun, places: Iterable[Path], results: Iterable[Result]) -> dict[str, Renamed]:
+    """Id before -> Renamed, for each submission at the same place graded under another id than in the
+    run before into `out` (whose results.json still holds that run's answers)."""
+    if not last.known:
+        return {}
+    results = list(results)
+    ids = {r.student for r in results}
+    pairs: dict[str, Result] = {}
+    for place, result in zip((place_key(p) for p in places), results):
+        entry = last.entries.get(place)
+        if entry is not None and entry.student != result.student and entry.student not in ids:
+            pairs[entry.student] = result
+    if not pairs:
+        return {}
+    before = _answers_of(out / RESULTS, set(pairs))
+    found = {}
+    for old, result in pairs.items():
+        answered = before.get(old, {})
+        same = frozenset(v.part for v in result.parts if v.part in answered and answered[v.part] == dict(v.shown))
+        found[old] = Renamed(old, result.student, same)
+    return found
+
+
+def _answers_of(path: Path, students: set[str]) -> dict[str, dict[str, dict[str, str]]]:
+    """Student -> part -> readings, from a results.json as `tables.results_json` writes it (a student a
+    line), for `students` only: a line is parsed only if it starts with one of theirs."""
+    starts = tuple('{"student": ' + json.dumps(s, ensure_ascii=False) + "," for s in students)
+    found: dict[str, dict[str, dict[str, str]]] = {}
+    try:
+        if path.is_symlink() or not path.is_file():
+            return found
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.startswith(starts):
+                    continue
+                record = json.loads(line.rstrip().rstrip(","))
+                found[record["student"]] = {str(p["id"]): {str(k): str(v) for k, v in (p.get("readings") or {}).items()}
+                                            for p in record.get("parts") or () if isinstance(p, dict) and "id" in p}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return found  # a results.json not as a run writes it: no answer counts as the same
+    return found

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import ConfigError
+from ..runtime.text import counted
 from .tables import spreadsheet_cell
 
 ID_COLUMNS = ("id", "student", "student_id", "login", "username")
@@ -124,13 +125,13 @@ def export(results: list[Mapping[str, Any]], roster: Mapping[str, Person], fmt: 
     pending_students = [r["student"] for r in results if r.get("pending_points")]
     said = unmatched([r["student"] for r in results], roster) if roster else []
     if pending_students:
-        said.append(f"{len(pending_students)} students have points still to be graded by course staff; their exported "
+        said.append(f"{counted(len(pending_students), 'student')} {'has' if len(pending_students) == 1 else 'have'} points still to be graded by course staff; their exported "
                     "scores are what is decided so far (rerun grade export after the overrides)")
     failed = [r["student"] for r in results if r.get("error")]
     if failed:
-        said.append(f"{len(failed)} submissions could not be graded; their score is left blank: "
+        said.append(f"{counted(len(failed), 'submission')} could not be graded; their score is left blank: "
                     f"{', '.join(failed[:10])}")
-    return buffer.getvalue(), [f"{len(results)} students, {name}", *said_first, *said]
+    return buffer.getvalue(), [f"{counted(len(results), 'student')}, {name}", *said_first, *said]
 
 
 def _only_homework(homeworks: list[str]) -> str:

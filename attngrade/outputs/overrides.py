@@ -13,16 +13,19 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import yaml
 
 from ..errors import ConfigError
 from ..grading.groups import Group
-from ..records import Homework, Result, Status, Verdict
+from ..records import WAITING, Homework, Result, Status, Verdict
 from ..runtime.files import write_atomic
 from ..runtime.text import did_you_mean
 from .folder import edited_by_hand
+from .history import Renamed
+
+GRADED = "graded by course staff"  # how a report says a person decided the part
 
 HEADER = """\
 # attngrade overrides. Fill in scores (and, if you like, a `comment`) and rerun the same
@@ -71,7 +74,7 @@ def template(results: list[Result], groups: dict[str, dict[str, list[Group]]], p
                                   for part_groups in by_part.values() for group in part_groups))
     yield from _block("students", (_student_row(r, v, manual_points(homeworks, r.homework, v.part))
                                     for r in results for v in r.parts
-                                    if v.status == Status.MANUAL or v.points.pending_points > 0))
+                                    if v.status == Status.PENDING or v.points.pending_points > 0))
 
 
 def _student_row(result: Result, v: Verdict, written: float) -> dict[str, Any]:
@@ -179,65 +182,117 @@ def write_template(out: Path, pieces: Iterable[str], shown: Path | None = None) 
 
 
 
+@dataclass
+class _Batch:
+    """What an overrides file's entries are checked against: the run's groups, verdicts and homeworks,
+    and the students the run before graded under another id (`history.renamed`)."""
+
+    groups: dict[tuple[str, str], Group]
+    verdicts: dict[tuple[str, str], Verdict]
+    homework_of: dict[str, str | None]
+    homeworks: dict[str, Homework]
+    renamed: Mapping[str, Renamed]
+
+
 def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Group]]],
-         homeworks: dict[str, Homework]) -> Overrides:
-    """Read and validate an overrides file; every error names its line."""
+         homeworks: dict[str, Homework], renamed: Mapping[str, Renamed] | None = None) -> Overrides:
+    """Read and validate an overrides file. Every error names its line, and all of them are told at
+    once (a file of decisions is fixed at one sitting, not one rerun per typo).
+
+    `renamed`: students graded under a new id since the run before (`history.renamed`); their
+    decisions go with them for the parts whose answer is the same, and the run says so."""
     try:
         root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except (OSError, yaml.YAMLError) as err:
         raise ConfigError(f"{path}: cannot read overrides ({err})") from None
-    known_groups = {(hw, g.id): g for hw, by_part in groups.items() for gs in by_part.values() for g in gs}
-    verdicts = {(r.student, v.part): v for r in results for v in r.parts}
-    homework_of = {r.student: r.homework for r in results}
-    students = set(homework_of)
-    out = Overrides({}, {})
+    batch = _Batch({(hw, g.id): g for hw, by_part in groups.items() for gs in by_part.values() for g in gs},
+                   {(r.student, v.part): v for r in results for v in r.parts},
+                   {r.student: r.homework for r in results}, homeworks, renamed or {})
+    out, errors = Overrides({}, {}), []
     for section, entry, line in _entries(root, path):
-        where = f"{path}, line {line}"
-        _known_keys(entry, section, where)
-        score = _number(entry.get("score"), "score", where)
-        manual = _number(entry.get("manual_score"), "manual_score", where) if section == "students" else None
-        if score is None and manual is None:
-            continue  # not decided yet
-        if score is not None and manual is not None:
-            raise ConfigError(f"{where}: give `score` (the whole part's) or `manual_score` (added to the machine's), "
-                              "not both")
-        comment = entry.get("comment")
-        decision = Decision(score, None if comment in (None, "") else str(comment), line, manual)
-        if section == "groups":
-            if score is None:
-                raise ConfigError(f"{where}: a group takes a `score` (the whole part's)")
-            key = (str(entry.get("homework")), str(entry.get("group")))
-            group = known_groups.get(key)
-            if group is None:
-                raise ConfigError(f"{where}: no answer group {key[1]!r} in homework {key[0]!r} in this batch")
-            if entry.get("part") not in (None, "") and str(entry.get("part")) != group.part:
-                raise ConfigError(f"{where}: group {key[1]!r} is an answer group of part {group.part!r}, not "
-                                  f"{entry.get('part')!r}; fix the part or the group")
-            _check_range(where, decision.score, group.example.max_score if group.example else 0.0)
-            _once(out.groups, key, decision, where, f"group {key[1]!r}")
-        else:
-            student, part = str(entry.get("student")), str(entry.get("part"))
-            if student not in students:
-                known = sorted(students)
-                same_but_case = [s for s in known if s.lower() == student.lower()]
-                hint = (did_you_mean(student, known, _MEANT, cutoff=0.8)
-                        or did_you_mean(student, same_but_case, _MEANT, cutoff=0.0))
-                raise ConfigError(f"{where}: no student {student!r} in this batch{hint}; for a student who left, "
-                                  "delete the entry")
-            verdict = verdicts.get((student, part))
-            if verdict is None:
-                raise ConfigError(f"{where}: student {student!r} has no part {part!r}")
-            if score is not None:
-                _check_range(where, score, verdict.max_score)
-            if manual is not None:
-                written = manual_points(homeworks, homework_of[student], part)
-                if written == 0:
-                    raise ConfigError(f"{where}: part {part!r} has no written answer for staff to score; what waits "
-                                      "is a check attngrade could not decide: give `score`, the whole part's score")
-                _check_range(where, manual, written, "manual_score")
-            _once(out.students, (student, part), decision, where, f"{student} {part}")
-    out.said = _over_groups(out, groups, path)
+        try:
+            _take(out, section, entry, line, f"{path}, line {line}", batch)
+        except ConfigError as err:
+            errors.append(str(err))
+    if errors:
+        raise ConfigError(f"{path}: {len(errors)} entr{'y' if len(errors) == 1 else 'ies'} to fix:\n"
+                          + "\n".join(errors))
+    out.said += _over_groups(out, groups, path)
     return out
+
+
+def _take(out: Overrides, section: str, entry: dict | ConfigError, line: int, where: str, batch: _Batch) -> None:
+    """Check one entry of the file and add its decision to `out`; raise ConfigError if it is wrong."""
+    if isinstance(entry, ConfigError):
+        raise entry
+    _known_keys(entry, section, where)
+    score = _number(entry.get("score"), "score", where)
+    manual = _number(entry.get("manual_score"), "manual_score", where) if section == "students" else None
+    if score is None and manual is None:
+        return  # not decided yet
+    if score is not None and manual is not None:
+        raise ConfigError(f"{where}: give `score` (the whole part's) or `manual_score` (added to the machine's), "
+                          "not both")
+    comment = entry.get("comment")
+    decision = Decision(score, None if comment in (None, "") else str(comment), line, manual)
+    if section == "groups":
+        _take_group(out, entry, decision, where, batch)
+    else:
+        _take_student(out, entry, decision, where, batch)
+
+
+def _take_group(out: Overrides, entry: dict, decision: Decision, where: str, batch: _Batch) -> None:
+    if decision.score is None:
+        raise ConfigError(f"{where}: a group takes a `score` (the whole part's)")
+    key = (str(entry.get("homework")), str(entry.get("group")))
+    group = batch.groups.get(key)
+    if group is None:
+        raise ConfigError(f"{where}: no answer group {key[1]!r} in homework {key[0]!r} in this batch")
+    if entry.get("part") not in (None, "") and str(entry.get("part")) != group.part:
+        raise ConfigError(f"{where}: group {key[1]!r} is an answer group of part {group.part!r}, not "
+                          f"{entry.get('part')!r}; fix the part or the group")
+    _check_range(where, decision.score, group.example.max_score if group.example else 0.0)
+    _once(out.groups, key, decision, where, f"group {key[1]!r}")
+
+
+def _take_student(out: Overrides, entry: dict, decision: Decision, where: str, batch: _Batch) -> None:
+    student, part = str(entry.get("student")), str(entry.get("part"))
+    if student not in batch.homework_of and student in batch.renamed:
+        student = _renamed(out, batch.renamed[student], part, where)
+        if student is None:
+            return
+    if student not in batch.homework_of:
+        known = sorted(batch.homework_of)
+        same_but_case = [s for s in known if s.lower() == student.lower()]
+        hint = (did_you_mean(student, known, _MEANT, cutoff=0.8)
+                or did_you_mean(student, same_but_case, _MEANT, cutoff=0.0))
+        raise ConfigError(f"{where}: no student {student!r} in this batch{hint}; for a student who left, "
+                          "delete the entry")
+    verdict = batch.verdicts.get((student, part))
+    if verdict is None:
+        raise ConfigError(f"{where}: student {student!r} has no part {part!r}")
+    if decision.score is not None:
+        _check_range(where, decision.score, verdict.max_score)
+    if decision.manual is not None:
+        written = manual_points(batch.homeworks, batch.homework_of[student], part)
+        if written == 0:
+            raise ConfigError(f"{where}: part {part!r} has no written answer for staff to score; what waits "
+                              "is a check attngrade could not decide: give `score`, the whole part's score")
+        _check_range(where, decision.manual, written, "manual_score")
+    _once(out.students, (student, part), decision, where, f"{student} {part}")
+
+
+def _renamed(out: Overrides, renamed: Renamed, part: str, where: str) -> str | None:
+    """The id a decision for a renamed student holds under now, if the answer it was made for is the
+    same; else None, and the run says the decision waits for a person again."""
+    if part in renamed.same:
+        out.said.append(f"{where}: {renamed.before!r} is graded as {renamed.now!r} now (the same submission and "
+                        f"answer to {part}): the decision is {renamed.now!r}'s; rename it in the file when you next "
+                        "edit it")
+        return renamed.now
+    out.said.append(f"{where}: {renamed.before!r} is graded as {renamed.now!r} now, and the answer to {part} "
+                    f"changed since this decision: it is not applied; decide again under {renamed.now!r}")
+    return None
 
 
 _MEANT = " (did you mean {!r}?)"  # the hint's form here: names quoted as Python quotes them
@@ -290,8 +345,10 @@ def _entries(root: Any, path: Path):
             raise ConfigError(f"{path}, line {value_node.start_mark.line + 1}: {section} must be a list")
         for item in value_node.value:
             data = _construct(item)
-            if not isinstance(data, dict):
-                raise ConfigError(f"{path}, line {item.start_mark.line + 1}: each entry must be a mapping")
+            if not isinstance(data, dict):  # told with the others: the loop reads on
+                yield section, ConfigError(f"{path}, line {item.start_mark.line + 1}: each entry must be a "
+                                           "mapping"), item.start_mark.line + 1
+                continue
             # Ids as written: YAML 1.1 would read a student 0123 as the octal 83, 1.10 as 1.1 and
             # `no` as False; any scalar not written as text is taken as its text.
             for key_node, value in item.value:
@@ -340,10 +397,13 @@ def apply(results: list[Result], overrides: Overrides,
 
 
 def _decide(v: Verdict, decision: Decision) -> Verdict:
+    """The verdict a person's decision makes: a `score` replaces the machine's verdict (kept apart, as
+    `overruled`); a `manual_score` adds the written answer's points to what the machine gave."""
     score = decision.score if decision.score is not None else min(v.max_score, v.score + (decision.manual or 0.0))
-    decision = replace(decision, score=score)
-    status = (Status.CORRECT if decision.score >= v.max_score - 1e-9 else Status.INCORRECT if decision.score == 0
-              else Status.PARTIAL)
-    note = "scored by course staff" + (f": {decision.comment}" if decision.comment else "")
+    status = Status.CORRECT if score >= v.max_score - 1e-9 else Status.INCORRECT if score == 0 else Status.PARTIAL
+    note = GRADED + (f": {decision.comment}" if decision.comment else "")
     points = replace(v.points, pending_points=0.0)  # decided by a person: nothing is waiting any more
-    return replace(v, score=decision.score, status=status, feedback=v.feedback + (note,), points=points)
+    if decision.score is not None:
+        return replace(v, score=score, status=status, feedback=(note,), overruled=v.feedback, points=points)
+    kept = tuple(line for line in v.feedback if line != WAITING)
+    return replace(v, score=score, status=status, feedback=kept + (note,), points=points)

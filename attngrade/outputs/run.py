@@ -35,6 +35,7 @@ from ..runtime.scale import default_workers
 from . import history
 from .ahead import FoldersAhead, Made
 from .folder import check_only_outputs, claimed, staged
+from .history import Renamed
 from .lms import read_roster, unmatched
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
@@ -143,9 +144,11 @@ class _Run:
         """The staff's decisions applied, then every output written into a staged OUT, switched in."""
         out, homeworks = self.request.out, batch.homeworks
         batch.groups = groups_of(batch.results, homeworks, self.prints)
+        # Students graded under a new id (a placeholder put right): their decisions go with them.
+        renamed = history.renamed(out, history.read(out, quiet=True), batch.graded.places, batch.results)
         if self.request.overrides is not None:
-            self._decided(batch)
-        self._staff_graded(batch)
+            self._decided(batch, renamed)
+        self._staff_graded(batch, renamed)
         settle()  # the run stage's pool, joined in the background: done before report processes fork
         made = self._made(batch)
         started = (time.perf_counter(), time.process_time())
@@ -170,23 +173,24 @@ class _Run:
                                          "cpu_s": round(time.process_time() - started[1], 4)}
         return batch
 
-    def _decided(self, batch: Batch) -> None:
+    def _decided(self, batch: Batch, renamed: Mapping[str, Renamed]) -> None:
         """The results and groups with the decisions of the overrides file applied."""
         homeworks = batch.homeworks
         group_of = {(member, g.part): (hid, g.id) for hid, by_part in batch.groups.items()
                     for gs in by_part.values() for g in gs for member in g.members}
-        decisions = load_overrides(self.request.overrides, batch.results, batch.groups, homeworks)
+        decisions = load_overrides(self.request.overrides, batch.results, batch.groups, homeworks, renamed)
         batch.graded.results = apply_overrides(batch.results, decisions, group_of)
         batch.messages += decisions.said
         if not decisions.empty:  # the class page and the next template show the groups as decided
             batch.groups = groups_of(batch.results, homeworks, self.prints)
             show_decided(batch.groups, batch.results, set(decisions.students))
 
-    def _staff_graded(self, batch: Batch) -> None:
+    def _staff_graded(self, batch: Batch, renamed: Mapping[str, Renamed]) -> None:
         """The grades course staff gave in `grade review` (OUT's store), for the parts still pending:
         a decision of the overrides file wins."""
         homeworks = batch.homeworks
-        batch.graded.results, said = apply_staff(batch.results, batch.groups, self.request.out / STORE, homeworks)
+        batch.graded.results, said = apply_staff(batch.results, batch.groups, self.request.out / STORE, homeworks,
+                                                 renamed)
         batch.messages += said
         if said:  # the class page and the overrides template show the staff-decided parts
             batch.groups = groups_of(batch.results, homeworks, self.prints)

@@ -30,7 +30,9 @@ from typing import Any, Iterable, Iterator, Mapping
 import yaml
 
 from ..errors import ConfigError
-from ..records import Homework, Result, Status, Verdict
+from ..records import WAITING, Homework, Result, Status, Verdict
+from ..runtime.text import counted
+from .history import Renamed
 
 STORE = "staff.sqlite"  # the store's name in OUT
 MARK = "course staff: "  # every feedback line `apply` adds starts with this
@@ -179,8 +181,10 @@ class Answer:
 
 def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str | None = None) -> Answer | None:
     """The Answer of one part of results.json (or `Verdict.to_json()`), if staff have something to decide."""
-    feedback = [line for line in part.get("feedback", ()) if not line.startswith(MARK)]
-    decided = len(feedback) != len(part.get("feedback", ()))  # graded by staff in the run that wrote it
+    said = list(part.get("feedback", ()))
+    decided = any(line.startswith(MARK) for line in said)  # graded by staff in the run that wrote it
+    # What the machine said: replaced by staff's lines in a decided part, and kept as `overruled`.
+    feedback = [line for line in list(part.get("overruled") or ()) + said if not line.startswith(MARK)]
     pending = float(part.get("pending_points") or 0.0)
     status, score, top = str(part.get("status", "")), float(part.get("score") or 0.0), float(part.get("max_score") or 0.0)
     if decided:
@@ -197,8 +201,31 @@ def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str 
         shown["(attngrade said)"] = " / ".join(feedback)  # all there is of an unreadable answer in results.json
     # What the checks said is part of the answer's key: the same answer always gets the same words,
     # and they are all that tells two unreadable answers apart (results.json keeps no raw text).
-    return Answer(homework, str(part["id"]), student, fingerprint(readings, feedback), shown, status,
+    said_of_it = [line for line in feedback if line != WAITING]  # every written answer waits: no difference
+    return Answer(homework, str(part["id"]), student, fingerprint(readings, said_of_it), shown, status,
                   score, round(cap, 6), top, vgroup, decided)
+
+
+# What the store keys by student, and how: (table, column, prefix of the id in it).
+_BY_STUDENT = (("answers", "student", ""), ("comments", "student", ""), ("grades", "key", "student:"),
+               ("placements", "key", "student:"))
+
+
+def carry(conn: sqlite3.Connection, renamed: Mapping[str, Renamed]) -> None:
+    """Move what the store keeps under a renamed student's id (`history.renamed`) to the new id: their
+    answers, comments and their own grades. A grade holds only for the answer it was given for, so a
+    changed answer then needs another look, as anyone's would."""
+    if not renamed:
+        return
+    # Through a temporary id first: two students may have traded ids.
+    moves = [(r.before, "\x00" + r.now) for r in renamed.values()] + [("\x00" + r.now, r.now) for r in renamed.values()]
+    with writing(conn):
+        for source, target in moves:
+            for table, column, prefix in _BY_STUDENT:
+                conn.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {column} = ?",
+                             (prefix + target, prefix + source))
+        for r in renamed.values():
+            audit(conn, "grade run", "renamed", ("", ""), f"student:{r.before}", r.before, r.now)
 
 
 def decided_in(part: Mapping[str, Any]) -> bool:
@@ -384,7 +411,7 @@ def decisions(conn: sqlite3.Connection) -> tuple[dict[tuple[str, str, str], Deci
 
 
 def _lines(grade: Grade, items: Mapping[int, Item], points: float, row: sqlite3.Row, comment: str) -> tuple[str, ...]:
-    lines = [f"{MARK}{points:g} of {row['cap']:g} points"]
+    lines = [f"{MARK}{points:g} of {counted(row['cap'], 'point')}"]
     lines += [f"{MARK}{items[i].points:+g} {items[i].text}" for i in grade.items if i in items]
     if grade.adjust:
         lines.append(f"{MARK}{grade.adjust:+g} adjustment")
@@ -393,12 +420,20 @@ def _lines(grade: Grade, items: Mapping[int, Item], points: float, row: sqlite3.
 
 
 def decide(verdict: Verdict, decided: Decided) -> Verdict:
-    """A verdict with its staff points added: nothing waits any more, and the student reads why."""
+    """A verdict with its staff points added: nothing waits any more, and the student reads why.
+
+    Where staff decided the whole part (an answer the machine could not read, or one that is all
+    written), what the machine said is replaced (kept apart, as `overruled`); else it stays, for the
+    points the machine gave, without the line saying the answer waits."""
     score = round(min(verdict.max_score, verdict.score + decided.points), 6)
     status = Status.CORRECT if score >= verdict.max_score - 1e-9 else Status.INCORRECT if score <= 1e-9 \
         else Status.PARTIAL
     points = replace(verdict.points, pending_points=0.0)
-    return replace(verdict, score=score, status=status, feedback=verdict.feedback + decided.lines, points=points)
+    if verdict.status == Status.INVALID or decided.cap >= verdict.max_score - 1e-9:
+        return replace(verdict, score=score, status=status, feedback=decided.lines, overruled=verdict.feedback,
+                       points=points)
+    kept = tuple(line for line in verdict.feedback if line != WAITING)
+    return replace(verdict, score=score, status=status, feedback=kept + decided.lines, points=points)
 
 
 def collect(results: Iterable[Result], homeworks: Mapping[str, Homework] | None,
@@ -436,18 +471,21 @@ def part_rows(homeworks: Mapping[str, Homework] | None,
 
 
 def apply(results: list[Result], groups: Mapping[str, Any] | None, store_path: Path,
-          homeworks: Mapping[str, Homework] | None = None) -> tuple[list[Result], list[str]]:
+          homeworks: Mapping[str, Homework] | None = None,
+          renamed: Mapping[str, Renamed] | None = None) -> tuple[list[Result], list[str]]:
     """`results` with every staff grade in the store at `store_path` applied, and what to tell.
 
     Call it after grading (and after an overrides file, whose decisions win: a part they decided
     waits for no one), before the outputs are written; `groups`: the run's answer groups
-    (`outputs.write.groups_of`), `homeworks`: the run's homeworks. Without a store, the results
+    (`outputs.write.groups_of`), `homeworks`: the run's homeworks, `renamed`: students graded under
+    a new id since the run before (`history.renamed`), whose grades go with them. Without a store, the results
     come back as they are. The store's snapshot becomes this run's, so `grade review` shows it."""
     path = Path(store_path)
     if not path.is_file():
         return results, []
     answers = collect(results, homeworks, groups)
     with store(path, create=True) as conn:
+        carry(conn, renamed or {})
         record(conn, answers, part_rows(homeworks, answers))
         decided, again = decisions(conn)
     updated, count = [], 0
@@ -461,11 +499,12 @@ def apply(results: list[Result], groups: Mapping[str, Any] | None, store_path: P
             parts.append(decide(v, d) if d is not None else v)
             count += d is not None
         updated.append(replace(result, parts=tuple(parts), score=round(sum(v.score for v in parts), 6)))
-    said = [f"{path}: applied the staff grades of {count} answer(s); {len(answers) - count} still wait for staff"
+    said = [f"{path}: applied the staff grades of {counted(count, 'answer')}; {len(answers) - count} still wait for staff"
             " (grade review)"]
     if again:
         shown = ", ".join(f"{student} {part}" for _, student, part in again[:8])
-        said.append(f"{path}: {len(again)} graded answer(s) changed since they were graded and need another look: "
+        said.append(f"{path}: {counted(len(again), 'graded answer')} changed since grading and "
+                    f"{'needs' if len(again) == 1 else 'need'} another look: "
                     f"{shown}{' ...' if len(again) > 8 else ''}")
     return updated, said
 

@@ -7,7 +7,7 @@ from functools import lru_cache
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..records import Status
-from ..runtime.text import printable
+from ..runtime.text import counted, printable
 
 
 @lru_cache(maxsize=1)
@@ -20,6 +20,7 @@ def environment() -> Environment:
         auto_reload=False,  # the templates ship with the package: no stat of their files per report
     )
     env.filters["points"] = lambda x: f"{round(x, 2):g}"  # two decimals for reading; JSON keeps them exact
+    env.filters["counted"] = counted  # {{ n | counted("point") }}: '1 point', '2 points'
     env.filters["percent"] = lambda x: f"{100 * x:.1f}%"
     # Ids and other short student text shown among other names: the controls that would reorder
     # what follows them (a right-to-left override makes "\u202eecila" look like "alice") are shown

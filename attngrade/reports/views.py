@@ -68,10 +68,13 @@ def part_view(v: Verdict, homework: Homework | None) -> dict[str, Any]:
         title = "attention weights as β grows" if isinstance(evidence["weights"][0], list) else "weights on the keys"
         plot = heatmap(evidence["weights"], evidence.get("target_weights"), averaged or title, rows, cols)
     files = [info for key, info in evidence.items() if key.startswith("accuracy:") and isinstance(info, dict)]
+    if v.overruled:  # a person's grade replaced the machine's verdict: its evidence is not the grade's
+        evidence, plot, files = {"rubric": evidence.get("rubric")}, None, []
     return {
         "id": v.part, "score": v.score, "max_score": v.max_score, "status": v.status,
         "is_pending": v.is_pending,
         "statement": statement_html(part.statement) if part else "", "fields": fields, "feedback": v.feedback,
+        "overruled": v.overruled,
         "rubric": evidence.get("rubric"), "heatmap": plot, "files": files, "mismatches": [
             info for key, info in evidence.items()
             if key.startswith("equivalent:") and isinstance(info, dict) and info.get("mismatch")],
@@ -114,9 +117,12 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
         for part in hw.parts:
             verdicts = [v for r in mine for v in r.parts if v.part == part.id]
             answered = [v for v in verdicts if v.status != Status.MISSING]
-            # Statistics over graded points only: a part waiting for staff is not a 0.
+            # Statistics over decided points only: points waiting for staff are not a 0, and the
+            # machine's points of a part whose written answer waits count (out of what was decided).
             decided = [v for v in verdicts if not v.pending_points]
-            mean = sum(v.score for v in decided) / len(decided) if decided else 0.0
+            scored = [v for v in verdicts if v.max_score - v.pending_points > 1e-9]
+            mean = sum(v.score for v in scored) / len(scored) if scored else 0.0
+            out_of = max((v.max_score - v.pending_points for v in scored), default=0.0)
             passed = sum(1 for v in decided if v.score >= v.max_score - 1e-9) / len(decided) if decided else 0.0
             part_groups = []
             for g in groups.get(hid, {}).get(part.id, []):
@@ -130,7 +136,8 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
                     "members": _members(g.members, folder_of),
                 })
             parts.append({"id": part.id, "points": part.points, "mean": mean, "pass_rate": passed,
-                          "answered": len(answered), "groups": part_groups, "graded": len(decided),
+                          "answered": len(answered), "groups": part_groups, "graded": len(scored),
+                          "out_of": out_of,
                           "pending_students": len(verdicts) - len(decided)})
         totals = [r.score for r in mine]
         sections.append({

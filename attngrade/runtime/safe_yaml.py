@@ -10,7 +10,8 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where i
 
 
 class Loader(SAFE_LOADER):  # type: ignore[misc,valid-type]
-    """The safe loader (libyaml's when present: same rules, faster), base-60 numbers left as text."""
+    """The safe loader (libyaml's when present: same rules, faster), with base-60 numbers and
+    booleans left as text."""
 
 
 def _number(base_constructor):
@@ -25,6 +26,9 @@ def _number(base_constructor):
     return construct
 
 
+# YAML 1.1 reads yes, no, on and off as booleans: an answer keeps the word its student wrote
+# (a yes/no field reads the word as any other format's text).
+Loader.add_constructor("tag:yaml.org,2002:bool", lambda loader, node: loader.construct_scalar(node))
 Loader.add_constructor("tag:yaml.org,2002:int", _number(yaml.SafeLoader.construct_yaml_int))
 Loader.add_constructor("tag:yaml.org,2002:float", _number(yaml.SafeLoader.construct_yaml_float))
 

@@ -55,3 +55,9 @@ def did_you_mean(name: str, known: Iterable[str], form: str = " (did you mean '{
     the closest name, or "" when none is close."""
     match = closest(name, known, cutoff)
     return form.format(match) if match is not None else ""
+
+
+def counted(count: float, word: str, many: str | None = None) -> str:
+    """A number with its noun, singular for one: '1 point', '2 points', '1.5 points', '3 entries'."""
+    number = f"{round(count, 2):g}"
+    return f"{number} {word if number == '1' else many or word + 's'}"

@@ -136,7 +136,8 @@ def test_class_folders_nested_past_a_limit_are_read_as_submissions(tmp_path):
 @pytest.mark.parametrize("claim, student, noted", [
     ("", "zoe", False), ("null", "zoe", False), ("'  '", "zoe", False),  # no claim: the file's name
     ("12345", "12345", False), ("sam", "sam", False),  # a student number is an id
-    ("[a, b]", "zoe", True), ("{name: a}", "zoe", True), ("yes", "zoe", True),  # not an id: said
+    ("[a, b]", "zoe", True), ("{name: a}", "zoe", True),  # not an id: said
+    ("yes", "yes", False),  # a word as written, as in every other format (YAML 1.1 would read True)
 ])
 def test_a_student_claim_that_is_not_an_id_gives_the_files_name(tmp_path, claim, student, noted):
     path = tmp_path / "zoe.yaml"

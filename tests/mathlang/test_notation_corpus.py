@@ -20,7 +20,7 @@ from attngrade.problems import load_homework
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = yaml.safe_load((ROOT / "tests/data/notation/corpus.yaml").read_text(encoding="utf-8"))
-STATUSES = {"correct", "partial", "incorrect", "manual"}
+STATUSES = {"correct", "partial", "incorrect", "pending"}
 # The agreement is printed (run with -s); the floor sits just below it, so a change that reads less of
 # what students write fails here, and one that reads more raises the floor with it.
 FLOOR = 0.85

@@ -54,11 +54,11 @@ CASES = [
      {"q": "beta (k_a + k_b)"}, "correct", r"read '\text{where } \beta \gg 0' as saying your constant is large"),
     (A5, "1c.i", r"q=t(\mu_a+\mu_b),\ t\gg0", {"q": "t (mu_a + mu_b)"}, "correct", r"read 't\gg0' as saying"),
     (A5, "1b", "q = C(k_a + k_b) for C >> 1", {"q": "C (k_a + k_b)"}, "correct", "read 'for C >> 1' as saying"),
-    (A5, "1e.i", {"c2": "c_2 = x_2 = u_a", "possible": "no", "why": "x"}, {"c2": "u_a"}, "manual",
+    (A5, "1e.i", {"c2": "c_2 = x_2 = u_a", "possible": "no", "why": "x"}, {"c2": "u_a"}, "pending",
      "read the last member of the chain 'c_2 = x_2 = u_a'"),
     # yes/no answered in words
-    (A5, "1e.i", {"c2": "u_a", "possible": "Impossible.", "why": "x"}, {"possible": "no"}, "manual", None),
-    (A5, "1e.i", {"c2": "u_a", "possible": "不能", "why": "x"}, {"possible": "no"}, "manual", None),
+    (A5, "1e.i", {"c2": "u_a", "possible": "Impossible.", "why": "x"}, {"possible": "no"}, "pending", None),
+    (A5, "1e.i", {"c2": "u_a", "possible": "不能", "why": "x"}, {"possible": "no"}, "pending", None),
     (A5, "1e.i", {"c2": "u_a", "possible": "it is possible", "why": "x"}, {"possible": "yes"}, None, None),
     # ⊙ with a scalar as a product; the 2-norm's subscript
     (A5, "1e.ii", {"V": r"(u_bu_b^T - u_cu_c^T)\odot \dfrac{1}{\beta^2}", "K": "I",
@@ -93,14 +93,14 @@ CASES = [
                    "shape": r"H \in \mathbb{R}^{t \times n}"},
      {"H": "V softargmax_beta(K^T Q)"}, "correct", None),
     # choices: case, punctuation, phrases that mean an option
-    (NYU, "1.1c", {"beta": "Large.", "type": "Hard", "why": "-"}, {"beta": "large", "type": "hard"}, "manual", None),
+    (NYU, "1.1c", {"beta": "Large.", "type": "Hard", "why": "-"}, {"beta": "large", "type": "hard"}, "pending", None),
     (NYU, "1.1c", {"beta": r"$\beta \to \infty$", "type": "hard attention,", "why": "-"},
-     {"beta": "large", "type": "hard"}, "manual", None),
-    (NYU, "1.1d", {"beta": "β → 0", "type": "Soft!", "why": "-"}, {"beta": "small", "type": "soft"}, "manual", None),
+     {"beta": "large", "type": "hard"}, "pending", None),
+    (NYU, "1.1d", {"beta": "β → 0", "type": "Soft!", "why": "-"}, {"beta": "small", "type": "soft"}, "pending", None),
     (FA22, "1a", "over the keys", {"axis": "keys"}, "correct", None),
     (SP23, "i", {"summarize": "Sequence to sequence", "sentiment": "encoder only", "retrieval": "Encoder.",
                  "translate": "seq2seq"}, None, None, None),
-    (A5, "1e.i", {"c2": "u_a", "possible": "No.", "why": "x"}, {"c2": "u_a", "possible": "no"}, "manual", None),
+    (A5, "1e.i", {"c2": "u_a", "possible": "No.", "why": "x"}, {"c2": "u_a", "possible": "no"}, "pending", None),
 ]
 
 

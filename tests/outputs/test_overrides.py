@@ -225,3 +225,15 @@ def test_the_template_lists_machine_points_left_to_staff_with_the_score_to_give(
     assert grades(tmp_path)["Alireza1044"]["2f"] == "9"
     fresh = yaml.safe_load((tmp_path / "overrides.new.yaml").read_text())
     assert not any(s["student"] == "Alireza1044" and s["part"] == "2f" for s in fresh["students"])  # decided
+
+
+def test_every_overrides_error_is_told_in_one_run(tmp_path, capsys):
+    """Three mistakes, three lines, one run: not a rerun per typo."""
+    mistakes = ROOT / "tests" / "data" / "overrides" / "three-mistakes.yaml"
+    assert run(tmp_path / "out", "--overrides", str(mistakes), cls="tests/data/classes/wording") == 2
+    err = capsys.readouterr().err
+    assert "3 entries to fix" in err
+    for told in ("line 3: no student 'anna' in this batch (did you mean 'ana'?)", "line 6: score 9 is outside 0..4",
+                 "line 9: unknown key 'manual-score' (did you mean 'manual_score'?)"):
+        assert told in err, told
+    assert not (tmp_path / "out").exists()  # nothing was written

@@ -92,8 +92,8 @@ def test_a_grade_reaches_every_student_with_that_answer_and_lowers_pending(run):
         assert any(line.startswith(staff.MARK) and "right idea" in line for line in v.feedback)
         assert by[student].score == pytest.approx(next(r for r in results if r.student == student).score + 2)
     assert part(by["cy"], "1a").pending_points == 2.0  # another fingerprint (case): not graded by this
-    assert part(by["dee"], "1a").status == "manual"
-    assert "applied the staff grades of 2 answer(s)" in said[0]
+    assert part(by["dee"], "1a").status == "pending"
+    assert "applied the staff grades of 2 answers" in said[0]
 
 
 def test_changing_an_items_points_regrades_everyone_graded_with_it(run):
@@ -120,8 +120,8 @@ def test_a_rerun_keeps_unchanged_answers_and_asks_for_another_look_at_changed_on
     applied, said = staff.apply(results2, groups2, path, homeworks2)
     by = {r.student: part(r, "1a") for r in applied}
     assert by["ana"].score == by["ben"].score == by["eve"].score == 2.0  # eve wrote a graded answer
-    assert by["dee"].status == "manual" and by["dee"].pending_points == 2.0
-    assert "1 graded answer(s) changed since they were graded and need another look: dee 1a" in said[1]
+    assert by["dee"].status == "pending" and by["dee"].pending_points == 2.0
+    assert "1 graded answer changed since grading and needs another look: dee 1a" in said[1]
     with staff.store(path) as conn:
         _, again = staff.decisions(conn)
     assert again == [(HW, "dee", "1a")]
@@ -196,7 +196,7 @@ def test_imported_overrides_become_staff_grades(run):
     assert said[0].endswith("imported 2 decision(s)")
     applied, _ = staff.apply(results, groups, path, homeworks)
     by = {r.student: part(r, "1a") for r in applied}
-    assert (by["dee"].score, by["cy"].score, by["ana"].status) == (1.5, 2.0, "manual")
+    assert (by["dee"].score, by["cy"].score, by["ana"].status) == (1.5, 2.0, "pending")
     assert any("close" in line for line in by["dee"].feedback)
 
 
