@@ -34,6 +34,9 @@ class Status(str, Enum):
 
 STATUSES = tuple(s.value for s in Status)
 WAITING = "course staff will grade this answer"  # the feedback of a written answer no person has graded yet
+# Feedback a person's decision adds begins with one of these: a grade from the staff store, a decision
+# of overrides.yaml (which is also how WAITING was once worded).
+STAFF_MARK, STAFF_GRADED = "course staff: ", "graded by course staff"
 FIELD_KINDS = ("math", "bool", "choice", "text", "number", "file")
 
 

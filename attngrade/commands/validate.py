@@ -163,7 +163,7 @@ def _failed(reading: PartReading, outcomes: dict) -> Iterator[str]:
         read = ", ".join(f"{name} read as {reading.shown.get(name, '?')}" for name in spec.fields)
         why = "could not decide the key" if outcome.is_pending else \
             f"gives the key {outcome.earned:g} of {spec.points:g} points"
-        yield (f"field(s) {', '.join(spec.fields)}: its {spec.check} check {why}, so a student who writes the key "
+        yield (f"field{'' if len(spec.fields) == 1 else 's'} {', '.join(spec.fields)}: its {spec.check} check {why}, so a student who writes the key "
                f"would not get full marks ({read}); the check saw: {saw}. Fix the key (`--show-keys` prints "
                "every key as read) or the check's params")
     for line in reading.feedback:  # the key did not read (a field the part does not have, a parse error)

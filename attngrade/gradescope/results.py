@@ -34,7 +34,7 @@ FORMAT = "html"
 FLAGS_TEST = "Integrity flags (course staff only)"
 ERROR_TEST = "Submission could not be graded"
 DETAILS_TEST = "Error details (course staff only)"
-# A part's test fails with these; `manual` and `unchecked` wait for course staff, which is no failure.
+# A part's test fails with these; `pending` and `unchecked` wait for course staff, which is no failure.
 FAILED = (Status.INCORRECT, Status.PARTIAL, Status.INVALID, Status.MISSING, Status.ERROR)
 
 

@@ -75,9 +75,11 @@ def _keys_cover(homework: Homework, keys: Keys | None, solutions: Any) -> None:
         return
     if keys is None:
         parts = ", ".join(lacking)
-        raise ConfigError(f"part(s) {parts} of {homework.id} are checked against a key, but there are no keys "
+        raise ConfigError(f"{'part' if len(lacking) == 1 else 'parts'} {parts} of {homework.id} "
+                          f"{'is' if len(lacking) == 1 else 'are'} checked against a key, but there are no keys "
                           f"at {solutions or 'solutions'}/{homework.id}/keys.yaml; pass --solutions DIR")
-    listed = "; ".join(f"part {part}, field(s) {', '.join(names)} (its {' and '.join(checks)} "
+    listed = "; ".join(f"part {part}, field{'' if len(names) == 1 else 's'} {', '.join(names)} (its "
+                       f"{' and '.join(checks)} "
                        f"{'checks compare' if len(checks) > 1 else 'check compares'} with one)"
                        for part, (names, checks) in lacking.items())
     raise ConfigError(f"{keys.source}: no key for {listed}; add them under keys: PART:")

@@ -287,7 +287,7 @@ class _Reader:
         if unknown:
             names = [f.name for f in part.fields]
             hints = [f"'{u}' (did you mean {m}?)" if (m := _same_but_case(u, names)) else f"'{u}'" for u in unknown]
-            feedback.append(f"{part.id}: unknown field(s) {', '.join(hints)}; this part's fields are: "
+            feedback.append(f"{part.id}: unknown field{'' if len(hints) == 1 else 's'} {', '.join(hints)}; this part's fields are: "
                             + ", ".join(names) + " (names are case-sensitive)")
         readings: dict[str, Any] = {}
         shown: dict[str, str] = {}

@@ -18,7 +18,7 @@ from lark import Token
 from sympy.matrices.expressions.matexpr import MatrixElement
 
 from ..errors import MathError
-from ..runtime.text import closest
+from ..runtime.text import closest, counted
 from .functions import AppliedFunction
 from .limits import Limits
 from .nodes import BIGO, FUNCTION, LIST, MATRIX, SCALAR, Node, shape_text
@@ -715,7 +715,7 @@ class Builder:
         if spec is None:
             raise MathError("unknown function", func.start, func.end)
         if len(args) != spec.arity:
-            raise MathError(f"{spec.name} takes {spec.arity} argument(s); you gave {len(args)}", start, end)
+            raise MathError(f"{spec.name} takes {counted(spec.arity, 'argument')}; you gave {len(args)}", start, end)
         for a in args:
             self._no_bigo(a)
         if spec.result == "scalar":

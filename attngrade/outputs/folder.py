@@ -27,6 +27,7 @@ from typing import Any, Collection, Iterator
 from ..errors import ConfigError
 from ..runtime.files import file_sha256
 from ..runtime.outfiles import FOLDERS_FILE, OUTPUT_FILES
+from ..runtime.text import counted
 
 # What a run writes into OUT (output.OUTPUT_FILES, and report.html in each student's folder);
 # anything else there (a decisions file, notes) is someone's, and is moved into the new OUT at
@@ -169,12 +170,12 @@ def _remove_unwritten(earlier: dict[Path, tuple[int, int]], out: Path) -> list[s
             pass
     said = []
     if gone:
-        said.append(f"{out}: removed the reports of {len(gone)} folder(s) no student of this run has "
+        said.append(f"{out}: removed the reports of {counted(len(gone), 'folder')} no student of this run has "
                     f"({_some(sorted(gone))})")
     if torn:
-        said.append(f"{out}: removed {torn} temporary report file(s) an interrupted run had left")
+        said.append(f"{out}: removed {counted(torn, 'temporary report file')} an interrupted run had left")
     if kept:
-        said.append(f"{out}: could not remove {len(kept)} old report file(s) of students no longer in the class: "
+        said.append(f"{out}: could not remove {counted(len(kept), 'old report file')} of students no longer in the class: "
                     f"{_some(kept)}; remove them by hand")
     return said
 

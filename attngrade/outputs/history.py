@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..intake.submissions import place_key
-from ..records import Result
+from ..records import STAFF_GRADED, STAFF_MARK, WAITING, Result
 from ..runtime.outfiles import FOLDERS_FILE
 from ..runtime.text import numbered
 from .folder import written_at_the_top, written_in_a_students_folder
@@ -298,11 +298,13 @@ def keeping_of(where: list[Path], students: list[str], last: LastRun, out: Path,
 class Renamed:
     """A submission the run before graded under `before` and this run under `now` (a placeholder id
     put right, an LMS download renamed): `same` holds the parts whose answer did not change, the
-    only ones whose staff decisions go with it."""
+    only ones whose staff decisions go with it; `compared` is False when the run before's answers
+    could not be read (then no answer counts as the same)."""
 
     before: str
     now: str
     same: frozenset[str]
+    compared: bool = True
 
 
 RESULTS = "results.json"
@@ -310,32 +312,40 @@ RESULTS = "results.json"
 
 def renamed(out: Path, last: LastRun, places: Iterable[Path], results: Iterable[Result]) -> dict[str, Renamed]:
     """Id before -> Renamed, for each submission at the same place graded under another id than in the
-    run before into `out` (whose results.json still holds that run's answers)."""
+    run before into `out` (whose results.json still holds that run's answers). Ids that two
+    submissions traded, or that passed along a chain, are each the submission's own."""
     if not last.known:
         return {}
-    results = list(results)
-    ids = {r.student for r in results}
     pairs: dict[str, Result] = {}
     for place, result in zip((place_key(p) for p in places), results):
         entry = last.entries.get(place)
-        if entry is not None and entry.student != result.student and entry.student not in ids:
+        if entry is not None and entry.student != result.student:
             pairs[entry.student] = result
     if not pairs:
         return {}
     before = _answers_of(out / RESULTS, set(pairs))
     found = {}
     for old, result in pairs.items():
-        answered = before.get(old, {})
-        same = frozenset(v.part for v in result.parts if v.part in answered and answered[v.part] == dict(v.shown))
-        found[old] = Renamed(old, result.student, same)
+        answered = before.get(old)
+        same = frozenset(v.part for v in result.parts
+                         if answered is not None and answered.get(v.part) == _said(dict(v.shown), v.feedback))
+        found[old] = Renamed(old, result.student, same, answered is not None)
     return found
 
 
-def _answers_of(path: Path, students: set[str]) -> dict[str, dict[str, dict[str, str]]]:
-    """Student -> part -> readings, from a results.json as `tables.results_json` writes it (a student a
-    line), for `students` only: a line is parsed only if it starts with one of theirs."""
+def _said(readings: dict[str, str], feedback: Iterable[str], overruled: Iterable[str] = ()) -> tuple:
+    """What tells one answer from another in a results.json: how it was read and what the checks said of
+    it (all there is of an unreadable answer), without what a person's decision added or replaced."""
+    machine = [line for line in [*overruled, *feedback]
+               if line != WAITING and not line.startswith((STAFF_MARK, STAFF_GRADED))]
+    return tuple(sorted(readings.items())), tuple(machine)
+
+
+def _answers_of(path: Path, students: set[str]) -> dict[str, dict[str, tuple]]:
+    """Student -> part -> `_said` of the answer, from a results.json as `tables.results_json` writes it
+    (a student a line), for `students` only: a line is parsed only if it starts with one of theirs."""
     starts = tuple('{"student": ' + json.dumps(s, ensure_ascii=False) + "," for s in students)
-    found: dict[str, dict[str, dict[str, str]]] = {}
+    found: dict[str, dict[str, tuple]] = {}
     try:
         if path.is_symlink() or not path.is_file():
             return found
@@ -344,8 +354,10 @@ def _answers_of(path: Path, students: set[str]) -> dict[str, dict[str, dict[str,
                 if not line.startswith(starts):
                     continue
                 record = json.loads(line.rstrip().rstrip(","))
-                found[record["student"]] = {str(p["id"]): {str(k): str(v) for k, v in (p.get("readings") or {}).items()}
-                                            for p in record.get("parts") or () if isinstance(p, dict) and "id" in p}
+                found[record["student"]] = {
+                    str(p["id"]): _said({str(k): str(v) for k, v in (p.get("readings") or {}).items()},
+                                        map(str, p.get("feedback") or ()), map(str, p.get("overruled") or ()))
+                    for p in record.get("parts") or () if isinstance(p, dict) and "id" in p}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return found  # a results.json not as a run writes it: no answer counts as the same
+        return {}  # a results.json not as a run writes it: no answer counts as the same
     return found

@@ -19,13 +19,13 @@ import yaml
 
 from ..errors import ConfigError
 from ..grading.groups import Group
-from ..records import WAITING, Homework, Result, Status, Verdict
+from ..records import STAFF_GRADED, WAITING, Homework, Result, Status, Verdict
 from ..runtime.files import write_atomic
-from ..runtime.text import did_you_mean
+from ..runtime.text import counted, did_you_mean
 from .folder import edited_by_hand
 from .history import Renamed
 
-GRADED = "graded by course staff"  # how a report says a person decided the part
+GRADED = STAFF_GRADED  # how a report says a person decided the part
 
 HEADER = """\
 # attngrade overrides. Fill in scores (and, if you like, a `comment`) and rerun the same
@@ -215,7 +215,7 @@ def load(path: Path, results: list[Result], groups: dict[str, dict[str, list[Gro
         except ConfigError as err:
             errors.append(str(err))
     if errors:
-        raise ConfigError(f"{path}: {len(errors)} entr{'y' if len(errors) == 1 else 'ies'} to fix:\n"
+        raise ConfigError(f"{path}: {counted(len(errors), 'entry', 'entries')} to fix:\n"
                           + "\n".join(errors))
     out.said += _over_groups(out, groups, path)
     return out
@@ -257,7 +257,7 @@ def _take_group(out: Overrides, entry: dict, decision: Decision, where: str, bat
 
 def _take_student(out: Overrides, entry: dict, decision: Decision, where: str, batch: _Batch) -> None:
     student, part = str(entry.get("student")), str(entry.get("part"))
-    if student not in batch.homework_of and student in batch.renamed:
+    if student in batch.renamed:  # its submission is graded under another id now (which may be taken)
         student = _renamed(out, batch.renamed[student], part, where)
         if student is None:
             return
@@ -290,8 +290,10 @@ def _renamed(out: Overrides, renamed: Renamed, part: str, where: str) -> str | N
                         f"answer to {part}): the decision is {renamed.now!r}'s; rename it in the file when you next "
                         "edit it")
         return renamed.now
-    out.said.append(f"{where}: {renamed.before!r} is graded as {renamed.now!r} now, and the answer to {part} "
-                    f"changed since this decision: it is not applied; decide again under {renamed.now!r}")
+    why = "changed since this decision" if renamed.compared else "could not be compared (the run before's " \
+        "results.json could not be read)"
+    out.said.append(f"{where}: {renamed.before!r} is graded as {renamed.now!r} now, and the answer to {part} {why}: "
+                    f"it is not applied; decide again under {renamed.now!r}")
     return None
 
 

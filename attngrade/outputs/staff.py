@@ -30,12 +30,13 @@ from typing import Any, Iterable, Iterator, Mapping
 import yaml
 
 from ..errors import ConfigError
-from ..records import WAITING, Homework, Result, Status, Verdict
+from ..records import STAFF_GRADED, STAFF_MARK, WAITING, Homework, Result, Status, Verdict
 from ..runtime.text import counted
 from .history import Renamed
 
 STORE = "staff.sqlite"  # the store's name in OUT
-MARK = "course staff: "  # every feedback line `apply` adds starts with this
+MARK = STAFF_MARK  # every feedback line `apply` adds starts with this
+KEYED_WAITING = STAFF_GRADED  # WAITING as answers' fingerprints have always held it
 SCHEMA = 1
 
 _TABLES = """
@@ -201,27 +202,36 @@ def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str 
         shown["(attngrade said)"] = " / ".join(feedback)  # all there is of an unreadable answer in results.json
     # What the checks said is part of the answer's key: the same answer always gets the same words,
     # and they are all that tells two unreadable answers apart (results.json keeps no raw text).
-    said_of_it = [line for line in feedback if line != WAITING]  # every written answer waits: no difference
+    # The line saying a written answer waits is keyed as it was first worded: the grades of a store
+    # made then still find their answers.
+    said_of_it = [KEYED_WAITING if line == WAITING else line for line in feedback]
     return Answer(homework, str(part["id"]), student, fingerprint(readings, said_of_it), shown, status,
                   score, round(cap, 6), top, vgroup, decided)
 
 
 # What the store keys by student, and how: (table, column, prefix of the id in it).
-_BY_STUDENT = (("answers", "student", ""), ("comments", "student", ""), ("grades", "key", "student:"),
-               ("placements", "key", "student:"))
+_BY_STUDENT = (("answers", "student", ""), ("grades", "key", "student:"), ("placements", "key", "student:"))
 
 
 def carry(conn: sqlite3.Connection, renamed: Mapping[str, Renamed]) -> None:
     """Move what the store keeps under a renamed student's id (`history.renamed`) to the new id: their
-    answers, comments and their own grades. A grade holds only for the answer it was given for, so a
-    changed answer then needs another look, as anyone's would."""
+    answers, their own grades, and their comments on the answers that did not change. A grade holds only
+    for the answer it was given for, so a changed answer then needs another look, as anyone's would;
+    a comment on a changed answer is removed (the audit log keeps it)."""
     if not renamed:
         return
     # Through a temporary id first: two students may have traded ids.
     moves = [(r.before, "\x00" + r.now) for r in renamed.values()] + [("\x00" + r.now, r.now) for r in renamed.values()]
     with writing(conn):
+        for r in renamed.values():
+            for row in conn.execute("SELECT homework, part, comment FROM comments WHERE student = ?", (r.before,)):
+                if row["part"] not in r.same:
+                    audit(conn, "grade run", "student comment", (row["homework"], row["part"]), f"student:{r.before}",
+                          row["comment"], None)
+            conn.execute(f"DELETE FROM comments WHERE student = ? AND part NOT IN ({','.join('?' * len(r.same))})",
+                         (r.before, *r.same))
         for source, target in moves:
-            for table, column, prefix in _BY_STUDENT:
+            for table, column, prefix in (*_BY_STUDENT, ("comments", "student", "")):
                 conn.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {column} = ?",
                              (prefix + target, prefix + source))
         for r in renamed.values():
@@ -499,8 +509,9 @@ def apply(results: list[Result], groups: Mapping[str, Any] | None, store_path: P
             parts.append(decide(v, d) if d is not None else v)
             count += d is not None
         updated.append(replace(result, parts=tuple(parts), score=round(sum(v.score for v in parts), 6)))
-    said = [f"{path}: applied the staff grades of {counted(count, 'answer')}; {len(answers) - count} still wait for staff"
-            " (grade review)"]
+    waiting = len(answers) - count
+    said = [f"{path}: applied the staff grades of {counted(count, 'answer')}; {waiting} still "
+            f"{'waits' if waiting == 1 else 'wait'} for staff (grade review)"]
     if again:
         shown = ", ".join(f"{student} {part}" for _, student, part in again[:8])
         said.append(f"{path}: {counted(len(again), 'graded answer')} changed since grading and "
@@ -724,7 +735,7 @@ def import_overrides(conn: sqlite3.Connection, path: Path, who: str) -> list[str
             continue
         points = float(manual) if manual is not None else float(score) - row["machine"]
         taken += _imported(conn, row, f"student:{row['student']}", points, entry, who)
-    return [f"{path}: imported {taken} decision(s)"] + said
+    return [f"{path}: imported {counted(taken, 'decision')}"] + said
 
 
 def _imported(conn: sqlite3.Connection, row: sqlite3.Row, key: str, points: float, entry: Mapping[str, Any],

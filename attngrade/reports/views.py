@@ -122,7 +122,7 @@ def class_view(rows: list[tuple[Result, str]], homeworks: dict[str, Homework],
             decided = [v for v in verdicts if not v.pending_points]
             scored = [v for v in verdicts if v.max_score - v.pending_points > 1e-9]
             mean = sum(v.score for v in scored) / len(scored) if scored else 0.0
-            out_of = max((v.max_score - v.pending_points for v in scored), default=0.0)
+            out_of = sum(v.max_score - v.pending_points for v in scored) / len(scored) if scored else 0.0
             passed = sum(1 for v in decided if v.score >= v.max_score - 1e-9) / len(decided) if decided else 0.0
             part_groups = []
             for g in groups.get(hid, {}).get(part.id, []):

@@ -210,7 +210,7 @@ class Review:
 
     def api_audit(self, request: Request) -> Response:
         limit = request.query_params.get("limit", "200")
-        if not limit.isdigit() or not 0 < int(limit) <= 10_000:
+        if not limit.isdecimal() or not 0 < int(limit) <= 10_000:
             return JSONResponse({"error": "limit is a whole number from 1 to 10000"}, status_code=400)
         return JSONResponse(self._audit(int(limit), _anonymous(request)))
 

@@ -59,9 +59,12 @@ def restrict(folder: Path, version: int, own_proc: bool = True) -> list[str]:
     size = 24 if version >= 6 else 16 if version >= 4 else 8
     ruleset = lib.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     check(int(ruleset), "landlock_create_ruleset")
-    read = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+    # No execute anywhere: the child is forked from a zygote that has imported all it needs (shared
+    # libraries are loaded by reading, not executing), and a program it started would be a fresh
+    # process whose memory nothing it shares with the zygote accounts for.
+    read = FS_READ_FILE | FS_READ_DIR
     rules = [(r, read) for r in readable_roots()] + ([("/proc", read)] if own_proc else [])
-    rules += [(str(folder), fs & ~FS_IOCTL_DEV), ("/dev/null", FS_READ_FILE | FS_WRITE_FILE)]
+    rules += [(str(folder), fs & ~(FS_IOCTL_DEV | FS_EXECUTE)), ("/dev/null", FS_READ_FILE | FS_WRITE_FILE)]
     try:
         for path, access in rules:
             _add_rule(ruleset, path, access & fs)
@@ -71,7 +74,7 @@ def restrict(folder: Path, version: int, own_proc: bool = True) -> list[str]:
     finally:
         os.close(ruleset)
     took = [(f"Landlock ABI {version}: reads only under the Python installation and system libraries, "
-             "writes only in the working folder")]
+             "writes only in the working folder, starts no program")]
     if version >= 4:
         took.append("Landlock: no TCP bind or connect")
     if version >= 6:

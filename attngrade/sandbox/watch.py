@@ -150,10 +150,11 @@ def _status_bytes(pid: int, fields: tuple[bytes, ...]) -> int:
 
 
 def job_memory(first: int, base: int) -> int:
-    """Bytes the job's processes hold, added up: each one's own memory (`owned`; `base` is taken off each
-    where the kernel cannot say what is its own), and shared-memory files they hold open but need not
-    map (memfd, /dev/shm), once each. While the sandbox child runs alone, only those files: its
-    address-space limit holds the rest. A page two of them share counts twice: never too little.
+    """Bytes the job's processes hold, added up: each one's anonymous and shared memory beyond `base`
+    (what a process forked from the zygote holds before it allocates), or all it alone maps if that is
+    more; and memory-backed files they hold open (memfd, /dev/shm) beyond what is mapped. While the
+    sandbox child runs alone, only those files: its address-space limit holds the rest. A page two
+    of them share counts twice: never too little.
 
     Every process of the job descends from this supervisor: the first process, the sandbox child,
     and whatever that forked (an orphan goes to the child, the first of its PID namespace, or to
@@ -163,20 +164,21 @@ def job_memory(first: int, base: int) -> int:
         below = children(first)
         if len(below) <= 1 and not any(children(pid) for pid in below):
             return sum(size for pid in below for size in shared_files(pid).values())
-    total, todo, files = 0, list(top), {}
+    total, mapped, todo, files = 0, 0, list(top), {}
     while todo:
         pid = todo.pop()
-        own = owned(pid)
-        total += own if own is not None else max(0, resident(pid) - base)
+        total += max(resident(pid) - base, private(pid))
+        mapped += _status_bytes(pid, (b"RssShmem:",))
         files.update(shared_files(pid))
         todo += children(pid)
-    return total + sum(files.values())
+    # A memory-backed file's pages are in the resident memory of each process that maps it: only
+    # what the files hold beyond that is added (files written and never mapped).
+    return total + max(0, sum(files.values()) - mapped)
 
 
-def owned(pid: int) -> int | None:
-    """Bytes `pid` holds that are its own: pages it wrote (private dirty) or swapped, and the shared
-    memory it maps. Pages it still shares with the zygote it was forked from are the zygote's; a
-    process that started a fresh interpreter owns all of its. None if the kernel does not say."""
+def private(pid: int) -> int:
+    """Bytes only `pid` maps (pages it wrote, or swapped): all of a process that started a fresh
+    interpreter, which shares nothing with the zygote that `base` stands for; 0 if it is gone."""
     total = 0
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
@@ -184,8 +186,8 @@ def owned(pid: int) -> int | None:
                 if line.startswith((b"Private_Dirty:", b"Swap:")):
                     total += int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
-        return None
-    return total + _status_bytes(pid, (b"RssShmem:",))
+        return 0
+    return total
 
 
 def shared_files(pid: int) -> dict[tuple[int, int], int]:

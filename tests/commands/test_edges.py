@@ -60,7 +60,7 @@ def test_a_field_name_in_the_wrong_case_gets_did_you_mean():
     hw = load_homework("cs224n-w21-a5")
     verdict = grade_answer(assignment(hw, load_keys(ROOT / "solutions", hw)), "1e.ii",
                            {"v": "(u_b u_b^T - u_c u_c^T)/beta^2", "K": "I", "Q": "(u_d u_a^T + u_c u_d^T)/beta^2"})
-    assert ("1e.ii: unknown field(s) 'v' (did you mean V?); this part's fields are: V, K, Q "
+    assert ("1e.ii: unknown field 'v' (did you mean V?); this part's fields are: V, K, Q "
             "(names are case-sensitive)") in verdict.feedback
 
 

@@ -62,7 +62,7 @@ def test_grade_validate_passes_wrong_keys_no_more_a_key_its_own_check_does_not_g
     _edit(folder / "keys.yaml", "cost: O(T S h)", "cost: O(2 T S h)")
     assert main(["validate", str(folder)]) == 2
     err = capsys.readouterr().err
-    assert (f"{folder / 'keys.yaml'}:3: part cost, field(s) cost: its bigO check gives the key 1 of 2 points, so a "
+    assert (f"{folder / 'keys.yaml'}:3: part cost, field cost: its bigO check gives the key 1 of 2 points, so a "
             "student who writes the key would not get full marks (cost read as O(2 S T h))") in err
     assert "the check saw: cost: the right order, but constant factors do not belong inside O(...)" in err
     _edit(folder / "keys.yaml", "cost: O(2 T S h)", "cost: O(T S h)")
@@ -142,8 +142,8 @@ def test_the_wheels_new_homework_writes_a_documented_keys_file(tmp_path, capsys)
     assert main(["validate", str(out)]) == 2
     err = capsys.readouterr().err
     # every part that lacks a key, in one run: not one rerun per missing key
-    for lacking in ("part 1.1a, field(s) H, shape (its equivalent and dimensions checks compare with one)",
-                    "part 1.1b, field(s) beta", "part 1.1c, field(s) beta, type", "part 1.1d, field(s) beta, type"):
+    for lacking in ("part 1.1a, fields H, shape (its equivalent and dimensions checks compare with one)",
+                    "part 1.1b, field beta", "part 1.1c, fields beta, type", "part 1.1d, fields beta, type"):
         assert lacking in err, lacking
     # the instructor fills in the examples: uncommented, the file validates
     filled = text.replace("  # 1.1a:", "  1.1a:").replace("  #   H: ...", "    H: V softargmax_beta(K^T Q)")

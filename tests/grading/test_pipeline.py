@@ -74,7 +74,7 @@ def test_multi_field_part_given_as_text_and_unknown_field(graded, data_dir):
     assert parts["1e.ii"].status == "invalid"
     assert "this part has the fields V, K, Q; write them as a mapping" in parts["1e.ii"].feedback[1]
     assert parts["1d.i"].status == "correct"
-    assert "unknown field(s) 'q3'" in parts["1d.i"].feedback[0]
+    assert "unknown field 'q3'" in parts["1d.i"].feedback[0]
 
 
 # -- the plan: distinct tasks, reads counted -------------------------------------------------
@@ -169,7 +169,7 @@ BROKEN = {
     "misspelled-param": ("library/tiny-attention.yaml:24, part q1, check attention_query: unknown parameter "
                          "'positons' (did you mean 'positions'?)"),
     "unknown-check": "library/tiny-attention.yaml:36, part q2: unknown check 'big_O' (did you mean 'bigO'?)",
-    "missing-key": "solutions/tiny-hw/keys.yaml: no key for part q2, field(s) cost",
+    "missing-key": "solutions/tiny-hw/keys.yaml: no key for part q2, field cost",
 }
 
 

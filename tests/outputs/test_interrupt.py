@@ -415,7 +415,7 @@ def test_a_linked_output_folder_keeps_no_report_of_a_student_who_left(tmp_path):
     assert not (real / second / "report.html").exists()
     assert (real / second / "notes.txt").read_text(encoding="utf-8") == "met on Tuesday"  # a person's file stays
     assert not (real / third).exists()  # nothing else was in it
-    assert "removed the reports of 2 folder(s)" in done.stdout
+    assert "removed the reports of 2 folders" in done.stdout
 
 
 def test_a_second_run_into_a_linked_output_folder_is_refused_too(tmp_path):
@@ -459,10 +459,10 @@ def test_in_place_a_report_that_cannot_be_removed_is_said_and_a_killed_runs_temp
     assert (tmp_path / "stays" / "report.html").read_text(encoding="utf-8") == "new"
     assert not (tmp_path / "left").exists()
     assert (tmp_path / "locked" / "report.html").is_file()
-    assert any("removed the reports of 1 folder(s)" in line and "left" in line for line in said)
+    assert any("removed the reports of 1 folder" in line and "left" in line for line in said)
     assert any("could not remove" in line and "Operation not permitted" in line for line in said)
     assert sorted(p.name for p in (tmp_path / "stays").iterdir()) == ["report.html"]
-    assert any("removed 1 temporary report file(s)" in line for line in said)
+    assert any("removed 1 temporary report file" in line for line in said)
 
 
 def _children(pid: int) -> set[int]:

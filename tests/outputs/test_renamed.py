@@ -88,7 +88,26 @@ def test_students_who_traded_ids_keep_their_own_staff_grades(tmp_path):
     assert _run(cls, out) == 0
     _own_grade(out, "s-ana", "1c.ii", 3)
     with staff.store(out / staff.STORE) as conn:
-        staff.carry(conn, {"s-ana": Renamed("s-ana", "s-bo", frozenset()), "s-bo": Renamed("s-bo", "s-ana", frozenset())})
+        same = frozenset({"1c.ii"})
+        staff.carry(conn, {"s-ana": Renamed("s-ana", "s-bo", same), "s-bo": Renamed("s-bo", "s-ana", same)})
         grades = staff.grades_of(conn, HW, "1c.ii")
         comments = staff.student_comments(conn, HW, "1c.ii")
     assert set(grades) == {"student:s-bo"} and set(comments) == {"s-bo"}  # the grade went with its submission
+
+
+def test_a_different_unreadable_answer_is_not_the_same_answer(tmp_path, capsys):
+    """Two unreadable answers both read as nothing: what the reader said of each tells them apart."""
+    cls, out = tmp_path / "class", tmp_path / "out"
+    cls.mkdir()
+    body = {"homework": HW, "student": "s-ana", "answers": {"1b": "C (k_a + k_b"}}
+    (cls / "ana.yaml").write_text(json.dumps(body), encoding="utf-8")
+    (cls / "bo.yaml").write_text(json.dumps({**body, "student": "s-bo"}), encoding="utf-8")  # a class, not a folder
+    assert _run(cls, out) == 0
+    decisions = tmp_path / "decisions.yaml"
+    decisions.write_text("students:\n- {student: s-ana, part: 1b, score: 4}\n", encoding="utf-8")
+    body["answers"]["1b"] = "C [k_a + k_b"
+    (cls / "ana.yaml").write_text(json.dumps(body), encoding="utf-8")
+    capsys.readouterr()
+    assert _run(cls, out, "--overrides", str(decisions), "--ids-from-names") == 0
+    assert "the answer to 1b changed since this decision" in capsys.readouterr().out
+    assert _grades(out)["ana"]["1b"] == ""  # waits for staff again

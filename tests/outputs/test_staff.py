@@ -193,7 +193,7 @@ def test_imported_overrides_become_staff_grades(run):
                          "- student: cy\n  part: 1a\n  score: 2\n", encoding="utf-8")
     with staff.store(path) as conn:
         said = staff.import_overrides(conn, decisions, "importer")
-    assert said[0].endswith("imported 2 decision(s)")
+    assert said[0].endswith("imported 2 decisions")
     applied, _ = staff.apply(results, groups, path, homeworks)
     by = {r.student: part(r, "1a") for r in applied}
     assert (by["dee"].score, by["cy"].score, by["ana"].status) == (1.5, 2.0, "pending")

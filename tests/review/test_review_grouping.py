@@ -53,24 +53,28 @@ def items_of(part: str) -> list[str]:
     return next(([i["text"] for i in parts[part]] for parts in seeds.values() if part in parts), [])
 
 
+def grouped(rows: list[dict], e, threshold: float, with_items: bool) -> tuple[int, int]:
+    """(groups, answers whose group's majority grade is their own) of one part's answers, grouped as
+    `grade review` groups them: by normalized text, then by meaning, kept apart by nearest rubric item
+    (`with_items`)."""
+    exact = grouping.exact([r["text"] for r in rows])
+    firsts = e.vectors([rows[g[0]]["text"] for g in exact])
+    apart = grouping.nearest_items(firsts, e.vectors(items_of(rows[0]["part"]))) if with_items else None
+    merged = [[i for m in members for i in exact[m]] for members in grouping.by_meaning(firsts, threshold, apart)]
+    right = sum(Counter(rows[i]["points"] for i in members).most_common(1)[0][1] for members in merged)
+    return len(merged), right
+
+
+def by_part(answers: list[dict]) -> dict[str, list[dict]]:
+    return {part: [a for a in answers if a["part"] == part] for part in sorted({a["part"] for a in answers})}
+
+
 def curve(answers: list[dict], e, with_items: bool) -> list[tuple[float, float, float]]:
-    """(threshold, groups per 100 answers, purity) pooled over the parts, as `grade review` groups them:
-    by normalized text, then by meaning, kept apart by nearest rubric item (`with_items`)."""
+    """(threshold, groups per 100 answers, purity) pooled over the parts."""
     points = []
     for t in THRESHOLDS:
-        groups = right = total = 0
-        for part in sorted({a["part"] for a in answers}):
-            rows = [a for a in answers if a["part"] == part]
-            exact = grouping.exact([r["text"] for r in rows])
-            firsts = e.vectors([rows[g[0]]["text"] for g in exact])
-            apart = grouping.nearest_items(firsts, e.vectors(items_of(part))) if with_items else None
-            merged = [[i for m in members for i in exact[m]] for members in grouping.by_meaning(firsts, t, apart)]
-            for members in merged:
-                labels = Counter(rows[i]["points"] for i in members)
-                right += labels.most_common(1)[0][1]
-            groups += len(merged)
-            total += len(rows)
-        points.append((t, 100.0 * groups / total, right / total))
+        counts = [grouped(rows, e, t, with_items) for rows in by_part(answers).values()]
+        points.append((t, 100.0 * sum(g for g, _ in counts) / len(answers), sum(r for _, r in counts) / len(answers)))
     return points
 
 
@@ -89,6 +93,12 @@ def test_meaning_groups_on_real_answers_meet_the_target_at_the_default_threshold
     print(f"\n{len(answers)} answers; threshold, then groups/100 and purity kept apart by rubric items | raw cosine")
     for (t, g, p), (_, g2, p2) in zip(by_items, raw):
         print(f"{t:9.2f}  {g:6.1f}  {p:6.1%}  |  {g2:6.1f}  {p2:6.1%}")
+    print(f"at the default {e.threshold}, per part: answers, groups/100, purity (all in one group: purity)")
+    for part, rows in by_part(answers).items():
+        count, right = grouped(rows, e, e.threshold, True)
+        alone = Counter(r["points"] for r in rows).most_common(1)[0][1]
+        print(f"{part:>6}  {len(rows):3d}  {100 * count / len(rows):5.0f}  {right / len(rows):6.1%}  "
+              f"({alone / len(rows):.0%})")
     _, groups, purity = _at(by_items, e.threshold)
     assert purity >= 0.97 and groups <= 85
     # a part without rubric items merges only nearer answers, and stays as pure

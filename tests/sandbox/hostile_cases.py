@@ -77,7 +77,7 @@ CASES = {
     "deep_data": Expect(("something malformed",)),
     # Memory the job holds outside any process's resident set, or in processes of a fresh interpreter.
     "memfd_hoard": Expect(("held more memory than allowed",)),
-    "fresh_interpreter": Expect(("held more memory than allowed",)),
+    "fresh_interpreter": Expect(("could not start a program", "held more memory than allowed")),
 }
 
 
