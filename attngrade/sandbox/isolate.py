@@ -17,7 +17,8 @@ supervisor (`watch.py`).
 
 Each layer that could be set up is recorded by name in `Layers`; one that the kernel or
 platform refuses is recorded as missing with the reason, never silently dropped. A small
-seccomp filter (`seccomp.py`) refuses the kernel's keyrings, which no namespace covers.
+seccomp filter (`seccomp.py`) refuses what neither covers: keyrings, memory-backed files, pinning
+pages in pipes, starting a program.
 """
 
 from __future__ import annotations
@@ -186,9 +187,9 @@ def enter(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Lim
         set_capabilities(0)  # those of its own user namespace: no mount, no namespace's sysctl
         layers.on("no capabilities, not even in its own user namespace")
     try:
-        layers.on(seccomp.deny_keyrings())
+        layers.on(seccomp.install())
     except OSError as err:
-        layers.off("seccomp (kernel keyrings)", str(err))
+        layers.off("seccomp", str(err))
     _still_parented(lifeline)
 
 

@@ -68,10 +68,20 @@ def build(new: Path, folder: Path, folder_size: int, own_pids: bool) -> bool:
             mount("proc", str(new / "proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     except OSError:
         own_proc = False  # then no /proc at all: the machine's would show every process
+    if own_proc:
+        _hide_keys(new / "proc")
     inside = new / folder.relative_to("/")
     inside.mkdir(parents=True)
     working_folder(inside, folder_size)
     return own_proc
+
+
+def _hide_keys(proc: Path) -> None:
+    """/proc/keys and /proc/key-users list the names and sizes of keys the machine holds (a grader's
+    session keyring's among them): /dev/null is bound over both. A kernel without keys has neither."""
+    for name in ("keys", "key-users"):
+        if (proc / name).exists():
+            mount("/dev/null", str(proc / name), None, MS_BIND)
 
 
 def _bind_read_only(source: str, new: Path) -> None:

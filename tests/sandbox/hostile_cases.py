@@ -70,13 +70,15 @@ CASES = {
     "read_command_lines": Expect(("nothing found",), score=1.0),  # its own PID namespace: no other process
     "gpt_discards_synthesizer": Expect(("does not use it",), score=None, fails="gpt"),
     # No namespace covers the kernel's keyrings: a seccomp filter refuses them.
-    "keyrings": Expect(("keys added: 0, session keyring read: False",)),
+    "keyrings": Expect(("keys added: 0, session keyring read: False, key names seen: 0",)),
     # What the child sends is bounded as the supervisor passes it on, so the grader's reader never
     # fails on it: the part is the code's to answer for, never left pending as the grader's failure.
     "escaped_text": Expect(("more data than a check reads",)),
     "deep_data": Expect(("something malformed",)),
     # Memory the job holds outside any process's resident set, or in processes of a fresh interpreter.
-    "memfd_hoard": Expect(("held more memory than allowed",)),
+    "memfd_hoard": Expect(("could not make a memory-backed file", "held more memory than allowed")),
+    "refused_calls": Expect(("memfd_create: Operation not permitted; vmsplice: Operation not permitted; "
+                             "execve: Operation not permitted",)),
     "fresh_interpreter": Expect(("could not start a program", "held more memory than allowed")),
 }
 
