@@ -146,7 +146,7 @@ def guarded(name: str, weight: float, judge: Callable[[], Property]) -> Property
 
 def sandbox_evidence(run: Any) -> dict[str, Any]:
     return {"status": run.status, "wall": run.wall, "cpu": run.cpu, "zygote": run.zygote,
-            "layers": dict(run.layers or {}), "exit": dict(run.exit or {})}
+            "layers": dict(run.layers or {}), "exit": dict(run.exit or {}), "uid": run.uid}
 
 
 def isolation_line(run: Any) -> str:

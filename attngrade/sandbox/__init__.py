@@ -64,6 +64,7 @@ class Run:
     cpu: float = 0.0
     zygote: bool = True  # False: a fresh interpreter ran the job
     memory: int = 0  # bytes the job's processes held together at most, when more than one ran
+    uid: int | None = None  # the uid the job ran as, when the grader is root
 
 
 def torch_missing() -> str | None:
@@ -95,7 +96,8 @@ def _answer(message: Mapping[str, Any], zygote: bool) -> Run:
                error=str(message.get("error", "")), output=str(message.get("output", "")),
                exit=dict(message.get("exit") or {}), layers=dict(message.get("layers") or {}),
                wall=float(message.get("wall", 0.0)), cpu=float(message.get("cpu", 0.0)), zygote=zygote,
-               memory=int(message.get("memory") or 0))
+               memory=int(message.get("memory") or 0),
+               uid=message["uid"] if isinstance(message.get("uid"), int) else None)
 
 
 def _ask_socket(path: str, request: Mapping[str, Any], wait: float) -> dict:

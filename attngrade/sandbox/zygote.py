@@ -75,7 +75,7 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
         got, answer = _run_job(job, (started, float(request.get("timeout", 10))))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    return _verdict(got, answer, job.limits)
+    return {**_verdict(got, answer, job.limits), "uid": job.uid}
 
 
 @dataclass

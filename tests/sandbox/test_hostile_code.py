@@ -56,9 +56,9 @@ def job_uids(result) -> set[int]:
     """The sandbox uids the result's jobs ran as (root only), from the layers their sandboxes reported."""
     uids = set()
     for verdict in result.parts:
-        for layer in (verdict.evidence.get("sandbox") or {}).get("layers", {}).get("active", []):
-            if layer.startswith("separate uid "):
-                uids.add(int(layer.split()[2].rstrip(",")))
+        uid = (verdict.evidence.get("sandbox") or {}).get("uid")
+        if uid is not None:
+            uids.add(uid)
     return uids
 
 
