@@ -26,9 +26,10 @@ from __future__ import annotations
 import os
 import resource
 import select
+import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from ..runtime.lifeline import end_with_parent
 from . import landlock, rootfs, seccomp
@@ -48,7 +49,9 @@ from .linux import (
 SANDBOX_UID_BASE = 200_000  # a child of supervisor pid P runs as uid BASE + P: unique while P lives
 GRADER_ROOM = 64  # processes the grader may start while a child runs (its uid's cap, not root)
 ADDRESS_ROOM = 256 * 1024**2  # address space beyond the memory limit: thread stacks, malloc's arenas
-IPC_OBJECTS = 32  # System V shared memory segments and message queues a job may make
+IPC_OBJECTS = 32  # System V shared memory segments, semaphore sets and message queues a job may make
+SEMAPHORES = 32  # in one set, and (times IPC_OBJECTS) in all: kernel memory the job's memory count cannot see
+MESSAGE_BYTES = 16 * 1024  # one message queue's bytes, and one message's
 # name (as `missing` lists it), clone flag, what the report says when it took
 NAMESPACES = (("mount namespace", CLONE_NEWNS, "mount namespace"),
               ("network namespace", CLONE_NEWNET, "network namespace (no interfaces, not even loopback)"),
@@ -173,6 +176,7 @@ def enter(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Lim
         except (ValueError, OSError, AttributeError) as err:
             layers.off(label, str(err))
     version = landlock.abi()
+    installation = dict.fromkeys(sysconfig.get_paths()[name] for name in ("stdlib", "purelib", "platlib"))
     _drop_uid(uid, layers, keep_read=version >= 1 and not layers.has("minimal root"))
     try:
         if version < 1:
@@ -183,14 +187,34 @@ def enter(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Lim
         layers.off("Landlock", str(err))
         if uid is not None and version >= 1:
             set_capabilities(0)  # without Landlock the child must not read what its uid cannot
+    if uid is not None and not layers.has("minimal root"):
+        _installation_readable(installation)
     if uid is None and layers.has("user namespace"):
         set_capabilities(0)  # those of its own user namespace: no mount, no namespace's sysctl
         layers.on("no capabilities, not even in its own user namespace")
+    policy = seccomp.Policy.for_namespaces(network=layers.has("network namespace"), ipc=layers.has("IPC namespace"))
     try:
-        layers.on(seccomp.install())
+        layers.on(seccomp.install(policy))
     except OSError as err:
         layers.off("seccomp", str(err))
     _still_parented(lifeline)
+
+
+def _installation_readable(installation: Iterable[str]) -> None:
+    """Without a minimal root the job's uid reads the Python installation where it is. One it cannot read
+    (pyenv under /root, a folder only root may enter, on a kernel without Landlock to grant reading it
+    alone) fails every job's first import, the reference's too: the host's failure, said as such here,
+    before any student code runs."""
+    for path in installation:
+        try:
+            os.close(os.open(path, os.O_RDONLY | os.O_DIRECTORY))
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            raise OSError(err.errno, f"the job's uid cannot read the Python installation at {path} "
+                                     f"({err.strerror}); without a mount namespace or Landlock no job can be "
+                                     "granted it alone: install Python where every user may read it, or grade "
+                                     "on a kernel with Landlock") from None
 
 
 def _still_parented(lifeline: int) -> None:
@@ -205,12 +229,17 @@ def _still_parented(lifeline: int) -> None:
 
 def _ipc_limits(limits: Limits, layers: Layers) -> None:
     """Cap the job's IPC namespace: shared memory no larger than its memory limit, removed once no
-    process has it attached (so none is held outside every process's address-space limit)."""
+    process has it attached (so none is held outside every process's address-space limit); a few small
+    semaphore sets and message queues, whose kernel memory no process's count includes."""
     if not layers.has("IPC namespace"):
         return
     values = {"shmmax": limits.memory, "shmall": limits.memory // os.sysconf("SC_PAGE_SIZE"),
-              "shmmni": IPC_OBJECTS, "msgmni": IPC_OBJECTS, "shm_rmid_forced": 1}
-    label = f"IPC limits: shared memory up to {limits.memory // 1024**2} MiB, gone once no process has it attached"
+              "shmmni": IPC_OBJECTS, "shm_rmid_forced": 1,
+              "sem": f"{SEMAPHORES} {SEMAPHORES * IPC_OBJECTS} {SEMAPHORES} {IPC_OBJECTS}",
+              "msgmni": IPC_OBJECTS, "msgmax": MESSAGE_BYTES, "msgmnb": MESSAGE_BYTES}
+    label = (f"IPC limits: shared memory up to {limits.memory // 1024**2} MiB, gone once no process has it "
+             f"attached; at most {IPC_OBJECTS} semaphore sets of {SEMAPHORES} and {IPC_OBJECTS} message queues "
+             f"of {MESSAGE_BYTES // 1024} KiB")
     try:
         for name, value in values.items():
             Path(f"/proc/sys/kernel/{name}").write_text(str(value))
@@ -221,14 +250,15 @@ def _ipc_limits(limits: Limits, layers: Layers) -> None:
 
 
 def _file_system(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Limits, layers: Layers) -> bool:
-    """The child's view of the files, with the student's in `folder`; True when /proc is its own (or,
-    without a minimal root, the machine's, which Landlock's rules then let it read as before)."""
-    tmpfs = f"working folder on its own tmpfs of {limits.folder_size // 1024**2} MiB"
+    """The child's view of the files, with the student's in `folder`; True when /proc is its own. Without a
+    minimal root /proc is the machine's, with every process's command line: Landlock then keeps the
+    child out of it (Python and PyTorch run without /proc, as in a minimal root without a PID namespace)."""
+    tmpfs = f"working folder on its own tmpfs of {limits.folder_size // 1024**2} MiB, {rootfs.FILES} files"
     if not layers.has("mount namespace"):
         for name in ("minimal root", "/proc of its own", "tmpfs working folder"):
             layers.off(name, "no mount namespace")
         _write_files(folder, files, uid, mode=0o700)
-        return True
+        return False
     new = folder.parent / "root"
     try:
         rootfs.make_private()
@@ -254,16 +284,17 @@ def _file_system(folder: Path, files: Mapping[str, bytes], uid: int | None, limi
 
 
 def _folder_only(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Limits, layers: Layers) -> bool:
-    """Without a minimal root: a tmpfs on the folder where the machine's tree has it."""
+    """Without a minimal root: a tmpfs on the folder where the machine's tree has it (and the machine's /proc,
+    which Landlock keeps the child out of)."""
     try:
         rootfs.working_folder(folder, limits.folder_size)
-        layers.on(f"working folder on its own tmpfs of {limits.folder_size // 1024**2} MiB")
+        layers.on(f"working folder on its own tmpfs of {limits.folder_size // 1024**2} MiB, {rootfs.FILES} files")
         mode = 0o755
     except OSError as err:
         layers.off("tmpfs working folder", str(err))
         mode = 0o700
     _write_files(folder, files, uid, mode)
-    return True
+    return False
 
 
 def _write_files(folder: Path, files: Mapping[str, bytes], uid: int | None, mode: int) -> None:

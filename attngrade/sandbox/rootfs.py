@@ -32,6 +32,7 @@ from .linux import (
 
 DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
 ROOT_SIZE = 1024 * 1024  # the new root holds only the folders the mounts need
+FILES = 4096  # files and folders the working folder may hold
 OLD = ".old-root"
 
 
@@ -49,8 +50,10 @@ def make_private() -> None:
 
 
 def working_folder(target: Path, size: int) -> None:
-    """A tmpfs of `size` bytes at `target`: the only place the child may write."""
-    mount("tmpfs", str(target), "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=0755")
+    """A tmpfs of `size` bytes at `target`: the only place the child may write. Its inodes are counted too
+    (`nr_inodes`): a flood of empty files would otherwise pin kernel memory that no size counts, and the
+    same count bounds the space a tmpfs gives extended attributes."""
+    mount("tmpfs", str(target), "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},nr_inodes={FILES},mode=0755")
 
 
 def build(new: Path, folder: Path, folder_size: int, own_pids: bool) -> bool:
@@ -58,7 +61,7 @@ def build(new: Path, folder: Path, folder_size: int, own_pids: bool) -> bool:
     `own_pids`, a PID namespace of its own: another /proc would show the machine's processes).
 
     Raises OSError when a step fails; the caller then undoes it with `abandon`."""
-    mount("tmpfs", str(new), "tmpfs", MS_NOSUID | MS_NODEV, f"size={ROOT_SIZE},mode=0755")
+    mount("tmpfs", str(new), "tmpfs", MS_NOSUID | MS_NODEV, f"size={ROOT_SIZE},nr_inodes={FILES},mode=0755")
     for source in readable_roots():
         _bind_read_only(source, new)
     own_proc = own_pids

@@ -1,18 +1,29 @@
-"""A seccomp filter of a few rules, for what neither namespaces nor Landlock cover.
+"""A seccomp filter for what neither namespaces nor Landlock cover, chosen by the layers a job has.
 
-- The kernel's keyrings: a process's session keyring is inherited (a grader started by systemd or a
-  login holds one, with whatever keys its owner keeps there), and a uid's user keyring outlives every
-  process of that uid, so keys would carry messages from one student's job to the next.
-- Memory the job's memory count cannot see: memory-backed files (memfd_create) mapped untouched,
-  closed, or held in flight on a socket, and pages pinned in pipes (vmsplice).
-- Starting a program: Landlock refuses executing files, but not a memfd's contents.
+Always refused (EPERM):
+- the kernel's keyrings: a process's session keyring is inherited (a grader started by systemd or a
+  login holds one), and a uid's user keyring outlives every process of that uid, so keys would carry
+  messages from one student's job to the next;
+- memory the job's memory count cannot see: memory-backed files (memfd_create), pages pinned in pipes
+  (vmsplice), io_uring's rings, extended attributes (kept in kernel memory on a tmpfs), userfaultfd;
+- starting a program (Landlock refuses executing files, but not a memfd's contents);
+- new namespaces of any kind (unshare, setns, clone with a CLONE_NEW* flag): a user namespace of the
+  job's own would give it every capability there, and IPC or mount namespaces of its own escape the
+  limits set on the job's. clone3 answers ENOSYS, since its flags are out of a filter's reach: the C
+  library then falls back to clone, whose flags the filter reads.
+- socket families the checks never use: only AF_UNIX, AF_INET and AF_INET6 may be made, and only
+  inside a network namespace of the job's own (no interfaces, not even loopback). Without one (a
+  container that refuses namespaces) no socket may be made at all: the container's network, the
+  host's vsock ports and every listening Unix socket stay out of reach. socketpair makes only
+  AF_UNIX pairs, which reach nothing.
+- System V IPC and POSIX message queues, where the job has no IPC namespace of its own: their objects
+  would be the machine's, and outlive the job.
 
-The sandbox child and everything it starts get EPERM for add_key, request_key, keyctl, memfd_create,
-vmsplice, execve and execveat; on x86_64 the other system-call ABIs (i386's `int 0x80`, x32) are
-refused whole, so no second number reaches the same call.
+On x86_64 the other system-call ABIs (i386's `int 0x80`, x32) are refused whole, so no second number
+reaches the same call.
 
-No maintained Python binding of libseccomp installs here, and the program is a dozen instructions
-of classic BPF: it is written out below, each instruction with what it does.
+No maintained Python binding of libseccomp installs here, and the program is a few dozen instructions
+of classic BPF: `program` writes it with named jump targets, which `_assemble` turns into offsets.
 """
 
 from __future__ import annotations
@@ -20,6 +31,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import platform
+import socket
+from dataclasses import dataclass
 
 from .linux import check, libc
 
@@ -29,14 +42,107 @@ SECCOMP_MODE_FILTER = 2
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 X32_BIT = 0x40000000
+NEW_NAMESPACES = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 
-REFUSED = ("add_key", "request_key", "keyctl", "memfd_create", "vmsplice", "execve", "execveat")
-# Each architecture's AUDIT_ARCH value and its numbers of the REFUSED calls, in that order.
-ARCHES = {"x86_64": (0xC000003E, (248, 249, 250, 319, 278, 59, 322)),
-          "aarch64": (0xC00000B7, (217, 218, 219, 279, 75, 221, 281))}
+ALWAYS = ("add_key", "request_key", "keyctl", "memfd_create", "vmsplice", "execve", "execveat", "unshare",
+          "setns", "io_uring_setup", "io_uring_enter", "io_uring_register", "setxattr", "lsetxattr",
+          "fsetxattr", "userfaultfd")
+IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
+FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)
 
-# Classic BPF: load a word of seccomp_data (nr at 0, arch at 4); jump if equal / greater or equal; return.
-LOAD, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+
+@dataclass(frozen=True)
+class Arch:
+    audit: int  # AUDIT_ARCH_* as seccomp_data.arch holds it
+    numbers: dict[str, int]
+
+
+ARCHES = {
+    "x86_64": Arch(0xC000003E, {
+        "add_key": 248, "request_key": 249, "keyctl": 250, "memfd_create": 319, "vmsplice": 278, "execve": 59,
+        "execveat": 322, "unshare": 272, "setns": 308, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "userfaultfd": 323,
+        "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "clone": 56, "clone3": 435, "socket": 41,
+        "socketpair": 53}),
+    "aarch64": Arch(0xC00000B7, {
+        "add_key": 217, "request_key": 218, "keyctl": 219, "memfd_create": 279, "vmsplice": 75, "execve": 221,
+        "execveat": 281, "unshare": 97, "setns": 268, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "userfaultfd": 282,
+        "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "clone": 220, "clone3": 435,
+        "socket": 198, "socketpair": 199}),
+}
+
+# Classic BPF: load a word of seccomp_data (nr at 0, arch at 4, the low word of args[0] at 16);
+# jump if equal / greater or equal / any bit set; return.
+LOAD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+NR, ARCH_AT, ARG0 = 0, 4, 16
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a job may do beyond the rules that always hold: which socket families it may make (none
+    without a network namespace of its own) and whether it may make System V IPC objects (only in an
+    IPC namespace of its own)."""
+
+    families: tuple[int, ...] = ()
+    ipc: bool = False
+
+    @classmethod
+    def for_namespaces(cls, network: bool, ipc: bool) -> "Policy":
+        return cls(FAMILIES if network else (), ipc)
+
+
+def program(arch: Arch, policy: Policy) -> list[tuple[int, int, int, int]]:
+    """The filter as (code, jump if true, jump if false, value)."""
+    nr = arch.numbers
+    refused = [nr[name] for name in ALWAYS] + ([] if policy.ipc else [nr[name] for name in IPC_CALLS])
+    steps: list[tuple] = [
+        ("op", LOAD, ARCH_AT),
+        ("jeq", arch.audit, None, "refuse"),  # another ABI (i386 on x86_64): refused whole
+        ("op", LOAD, NR),
+        ("jge", X32_BIT, "refuse", None),  # an x32 number
+        *[("jeq", number, "refuse", None) for number in refused],
+        ("jeq", nr["clone3"], "enosys", None),
+        ("jeq", nr["clone"], "clone", None),
+        ("jeq", nr["socket"], "socket", None),
+        ("jeq", nr["socketpair"], "socketpair", None),
+        ("ret", RET_ALLOW),
+        ("label", "clone"), ("op", LOAD, ARG0), ("jset", NEW_NAMESPACES, "refuse", None), ("ret", RET_ALLOW),
+        ("label", "socket"), ("op", LOAD, ARG0),
+        *[("jeq", family, "allow", None) for family in policy.families],
+        ("ret", RET_ERRNO | errno.EAFNOSUPPORT),
+        ("label", "socketpair"), ("op", LOAD, ARG0), ("jeq", socket.AF_UNIX, "allow", None),
+        ("ret", RET_ERRNO | errno.EAFNOSUPPORT),
+        ("label", "allow"), ("ret", RET_ALLOW),
+        ("label", "enosys"), ("ret", RET_ERRNO | errno.ENOSYS),
+        ("label", "refuse"), ("ret", RET_ERRNO | errno.EPERM),
+    ]
+    return _assemble(steps)
+
+
+def _assemble(steps: list[tuple]) -> list[tuple[int, int, int, int]]:
+    """Instructions from steps with named targets: a jump's None goes on to the next instruction."""
+    labels, count = {}, 0
+    for step in steps:
+        if step[0] == "label":
+            labels[step[1]] = count
+        else:
+            count += 1
+    codes = {"jeq": JEQ, "jge": JGE, "jset": JSET}
+    out: list[tuple[int, int, int, int]] = []
+    for step in steps:
+        kind = step[0]
+        if kind == "label":
+            continue
+        here = len(out) + 1  # jumps count from the instruction after this one
+        if kind == "op":
+            out.append((step[1], 0, 0, step[2]))
+        elif kind == "ret":
+            out.append((RET, 0, 0, step[1]))
+        else:
+            jt, jf = (0 if target is None else labels[target] - here for target in step[2:4])
+            out.append((codes[kind], jt, jf, step[1]))
+    return out
 
 
 class _Instruction(ctypes.Structure):
@@ -47,32 +153,26 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Instruction))]
 
 
-def program(arch: int, numbers: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
-    """The filter as (code, jump if true, jump if false, value): jumps count instructions skipped."""
-    refuse = RET_ERRNO | errno.EPERM
-    head = [
-        (LOAD, 0, 0, 4),  # the call's architecture
-        (JEQ, 1, 0, arch),  # this machine's own ABI: go on to the number
-        (RET, 0, 0, refuse),  # another ABI (i386 on x86_64): refused whole
-        (LOAD, 0, 0, 0),  # the call's number
-        (JGE, len(numbers) + 1, 0, X32_BIT),  # an x32 number: to the last instruction, refused
-    ]
-    # Each refused number jumps over the ones after it and the ALLOW to the last instruction.
-    checks = [(JEQ, len(numbers) - i, 0, number) for i, number in enumerate(numbers)]
-    return head + checks + [(RET, 0, 0, RET_ALLOW), (RET, 0, 0, refuse)]
-
-
-def install() -> str:
+def install(policy: Policy) -> str:
     """Install the filter in this process (inherited by all it starts, never removed); the layer's name.
     Raises OSError where the kernel or the architecture does not allow it."""
     known = ARCHES.get(platform.machine())
     if known is None:
         raise OSError(0, f"seccomp: no system call numbers known for {platform.machine()}")
-    rules = program(*known)
+    rules = program(known, policy)
     instructions = (_Instruction * len(rules))(*[_Instruction(*rule) for rule in rules])
     prog = _Program(len(rules), instructions)
     check(libc().prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0), "prctl PR_SET_NO_NEW_PRIVS")
     check(libc().prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0),
           "prctl PR_SET_SECCOMP")
+    return describe(policy)
+
+
+def describe(policy: Policy) -> str:
+    """The layer as the report names it."""
+    sockets = ("sockets only in its own network namespace (Unix, IPv4, IPv6)" if policy.families
+               else "no sockets (no network namespace of its own)")
+    ipc = "" if policy.ipc else ", no System V IPC or message queues (no IPC namespace of its own)"
     return ("seccomp: no kernel keyrings, no memory-backed files (memfd_create), no pages pinned in pipes "
-            "(vmsplice), no program started (execve); one system-call ABI")
+            "(vmsplice), no io_uring, no extended attributes, no program started (execve), no new namespaces, "
+            f"{sockets}{ipc}; one system-call ABI")

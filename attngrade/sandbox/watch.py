@@ -46,10 +46,22 @@ class Collected:
     memory: int = 0  # the most its processes held together, when more than one ran (bytes)
 
 
-def collect(pipes: Pipes, first: int, deadline: float, memory: int | None) -> Collected:
+@dataclass(frozen=True)
+class Disk:
+    """The job's working folder as the supervisor sees it, and what it may hold. Where the job has a
+    tmpfs of its own the kernel caps it, and this folder (under the tmpfs) stays empty; without one (a
+    container that refuses mounts) the files are on the machine's disk, and only this count bounds them."""
+
+    folder: str
+    size: int
+    files: int
+
+
+def collect(pipes: Pipes, first: int, deadline: float, memory: int | None, disk: Disk | None = None) -> Collected:
     """Read the pipes until the job's first process is done (and `EXIT_GRACE` more for pipes its
     other processes hold) or `deadline` passes; with `memory`, stop the job once its processes
-    together hold more than that beyond what each was forked with."""
+    together hold more than that beyond what each was forked with; with `disk`, once its folder holds
+    more than that."""
     got = Collected()
     open_fds = {pipes.control, pipes.data, pipes.output}
     base = resident(os.getpid())  # what a process forked from the zygote holds before it allocates
@@ -70,6 +82,8 @@ def collect(pipes: Pipes, first: int, deadline: float, memory: int | None) -> Co
             got.memory = max(got.memory, held)
             if held > memory:
                 got.status = "memory"
+        if got.status is None and disk is not None and over(disk):
+            got.status = "disk"
         if got.status is not None:
             break
         if exited_at is None:
@@ -113,6 +127,30 @@ def _read(fd: int, pipes: Pipes, got: Collected) -> bool:
     elif len(got.output) < MAX_OUTPUT:
         got.output += chunk[:MAX_OUTPUT - len(got.output)]
     return True
+
+
+def over(disk: Disk) -> bool:
+    """Whether the folder holds more files or bytes (as allocated: a sparse file counts what it uses)
+    than `disk` allows; the walk stops as soon as it knows."""
+    files, size, todo = 0, 0, [disk.folder]
+    while todo:
+        try:
+            entries = os.scandir(todo.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                files += 1
+                try:
+                    found = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                size += found.st_blocks * 512
+                if files > disk.files or size > disk.size:
+                    return True
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+    return False
 
 
 # -- memory of the job's processes together ---------------------------------------------------

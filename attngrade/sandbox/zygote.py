@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..runtime.lifeline import end_with_parent
-from . import cgroup, isolate, protocol, watch
+from . import cgroup, isolate, protocol, rootfs, watch
 from .linux import PR_SET_CHILD_SUBREAPER, libc
 
 _JOBS: list[str] = []  # the folder for jobs' folders: the zygote's own (set by `main`), else the system's
@@ -107,7 +107,8 @@ def _run_job(job: Job, clock: tuple[float, float]) -> tuple[watch.Collected, dic
         os.close(w)
     got = watch.Collected()
     try:
-        got = watch.collect(pipes, pid, clock[0] + clock[1], job.limits.memory)
+        disk = watch.Disk(str(job.folder), job.limits.folder_size, rootfs.FILES)
+        got = watch.collect(pipes, pid, clock[0] + clock[1], job.limits.memory, disk)
     finally:  # even when collecting failed here: nothing the job started outlives it
         _end(job, pid, got)
         for fd in (pipes.control, pipes.data, pipes.output):
