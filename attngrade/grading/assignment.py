@@ -26,6 +26,7 @@ class Assignment:
     self_check: bool = False
     gold: Mapping[str, Path] = field(default_factory=dict)  # NAME -> Path of instructor gold files
     unreadable: Unreadable = Unreadable.PENDING  # what an answer the machine cannot read gets
+    reference: Path | None = None  # the reference solution (a folder or one file), which proves the host
 
     @property
     def id(self) -> str:
@@ -54,7 +55,18 @@ def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = Fals
         _keys_cover(homework, keys, solutions)
     policy = Unreadable.ZERO if self_check else unreadable or homework.unreadable
     return Assignment(homework=homework, keys=None if self_check else keys, self_check=self_check,
-                      gold=dict(gold or {}), unreadable=policy)
+                      gold=dict(gold or {}), unreadable=policy,
+                      reference=None if self_check else reference_of(solutions, homework.id))
+
+
+def reference_of(solutions: Any, homework: str) -> Path | None:
+    """Where a homework's reference solution is under `solutions` (a folder, or one file), if anywhere."""
+    if solutions is None:
+        return None
+    for candidate in (Path(solutions) / homework / "reference", Path(solutions) / homework / "reference.yaml"):
+        if candidate.exists():
+            return candidate
+    return None
 
 
 def _keys_cover(homework: Homework, keys: Keys | None, solutions: Any) -> None:

@@ -22,7 +22,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing import forkserver
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from ..checkers import REGISTRY, Outcome
 from ..runtime.deadline import time_limit
@@ -185,6 +185,12 @@ class Stream:
             self._refused = True
             return
         self._pending = []
+
+    def drop(self, keys: Iterable[TaskKey]) -> None:
+        """Never send `keys` (held, not sent yet: code waits for the plan's end, see `_keep`)."""
+        gone = set(keys)
+        self._code = [k for k in self._code if k not in gone]
+        self._pending = [k for k in self._pending if k not in gone]
 
     def _keep(self, task: Task) -> bool:
         """Hold `task` to be sent; False if it is not held here (known, or this process's)."""

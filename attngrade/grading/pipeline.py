@@ -28,8 +28,10 @@ from ..records import Homework, Result, Submission, Unreadable, Verdict
 from ..runtime.progress import Quiet
 from ..runtime.scale import LARGE_CLASS
 from ..runtime.text import did_you_mean
+from . import canary
 from .assemble import assemble
 from .assignment import Assignment, assignment
+from .canary import Proof
 from .execute import Executor, InProcess, Showing, Stream, WorkerPool, default_workers, executor, run, start_fork_server
 from .identity import unique_students
 from .loading import Discovery, Loaded, load_all
@@ -108,9 +110,13 @@ def grade(what: Class | Iterable[Submission | Result], options: Options | None =
         return _Run(options, hooks).grade_class(what)
     resolve = _fixed(options.assignments) if options.assignments is not None else resolver(options)
     planned = plan(what, resolve)
-    outcomes = run(planned.tasks, planned.assignments, options.runner or InProcess(options.budget))
+    proof = canary.prove(planned.tasks, planned.assignments, options.budget, options.bank)
+    tasks = {key: task for key, task in planned.tasks.items() if proof.holds(key)}
+    outcomes = run(tasks, planned.assignments, options.runner or InProcess(options.budget))
+    outcomes = {key: outcomes[key] if key in outcomes else proof.outcome(key) for key in planned.tasks}
     results = assemble(planned, outcomes)
-    return Graded(results, [place_of(e) for e in planned.entries], planned.assignments, planned.stats, {}, [])
+    return Graded(results, [place_of(e) for e in planned.entries], planned.assignments, planned.stats, {},
+                  list(proof.notes))
 
 
 def grade_submission(given: Assignment, submission: Submission, runner: Executor | None = None) -> Result:
@@ -200,6 +206,7 @@ class _Run:
         self.stats = Stats()
         self.passed_over: list[Path] = []
         self.mixed: list[Path] = []
+        self.notes: list[str] = []  # what the run stage has to say (the reference canary's findings)
 
     def grade_class(self, source: Class) -> Graded:
         stream = None
@@ -256,13 +263,25 @@ class _Run:
         if self.hooks.named is not None and not isinstance(items, Loaded):
             self.hooks.named(*_who(planned.entries))
         with _timed(self.timings, "run"):
-            self.hooks.progress.stage(f"checking {len(planned.tasks)} distinct answers", len(planned.tasks))
+            proof = self._proved(planned, stream)
+            tasks = {key: task for key, task in planned.tasks.items() if proof.holds(key)}
+            self.hooks.progress.stage(f"checking {len(tasks)} distinct answers", len(tasks))
             if stream is not None:
-                return stream.outcomes(planned.tasks, self.hooks.meanwhile)
-            return run(planned.tasks, planned.assignments, runner)
+                outcomes = stream.outcomes(tasks, self.hooks.meanwhile)
+            else:
+                outcomes = run(tasks, planned.assignments, runner)
+        return {key: outcomes[key] if key in outcomes else proof.outcome(key) for key in planned.tasks}
+
+    def _proved(self, planned: Plan, stream: Stream | None) -> Proof:
+        """The reference canary, before any student's code runs; its notes are said once."""
+        proof = canary.prove(planned.tasks, planned.assignments, self.options.budget, self.options.bank)
+        self.notes.extend(proof.notes)
+        if stream is not None:
+            stream.drop(key for key in planned.tasks if not proof.holds(key))
+        return proof
 
     def _said(self) -> list[str]:
-        said = []
+        said = list(self.notes)
         if self.passed_over:
             said.append("not submissions, passed over: " + ", ".join(str(p) for p in self.passed_over))
         for folder in self.mixed:
