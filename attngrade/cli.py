@@ -116,6 +116,9 @@ def _add_gradescope(sub: Any) -> None:
     gs = sub.add_parser("gradescope", help="grade inside a Gradescope container (what run_autograder calls)")
     gs.add_argument("--root", type=Path, default=None,
                     help="the autograder root (default: /autograder, inside a Gradescope container only)")
+    gs.add_argument("--prove", action="store_true",
+                    help="setup.sh's self-check: grade the reference solution's code here and say what this "
+                         "container can grade (exit 1 when some code part cannot be)")
 
 
 def _add_assign(sub: Any) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..gradescope import run_gradescope
+from ..gradescope.prove import prove_autograder
 
 CONTAINER_ROOT = Path("/autograder")
 
@@ -19,4 +20,6 @@ def main(args: argparse.Namespace) -> int:
             raise ConfigError("this is not a Gradescope container (/autograder/source does not exist), so nothing "
                               "was written; to try the autograder here, pass --root FOLDER laid out like "
                               "Gradescope's (source/, submission/)")
+    if args.prove:
+        return prove_autograder(root)
     return run_gradescope(root)

@@ -40,6 +40,7 @@ from ..checkers.accuracy import PACKAGED, load_gold
 from ..checkers.accuracy import gold_names as accuracy_gold_names
 from ..errors import ConfigError
 from ..grading import assignment
+from ..grading.assignment import reference_of
 from ..problems import BUNDLED, HOMEWORK_FILE, Bank, HomeworkFolder
 from ..problems.keys import keys_path, load_keys
 from ..records import Homework
@@ -95,6 +96,7 @@ def build_autograder(homework_id: str, out_path: Path, *, solutions: Path = Path
         if keys is not None:
             entries.append((f"solutions/{homework.id}/keys.yaml", keys_path(solutions, homework.id).read_bytes(),
                             0o644))
+        entries += _reference_entries(homework, solutions)
         for name, path in gold.items():
             entries.append((manifest.gold[name], path.read_bytes(), 0o644))
         if isinstance(bank, HomeworkFolder):  # its problem files, never its keys or gold (added above)
@@ -294,6 +296,20 @@ def check_wheel(wheel: Path, forbidden: Mapping[str, str]) -> None:
 
 
 # -- the zip ------------------------------------------------------------------------------
+def _reference_entries(homework: Homework, solutions: Path) -> list[tuple[str, bytes, int]]:
+    """The reference solution, for a homework whose parts run student code: setup.sh's self-check and every
+    run grade it first, to prove the container can run code (setup.sh makes the source folder root's alone)."""
+    if not _torch_requirement(homework):
+        return []
+    reference = reference_of(solutions, homework.id)
+    if reference is None:
+        return []
+    files = [reference] if reference.is_file() else sorted(p for p in reference.rglob("*") if p.is_file()
+                                                           and not p.is_symlink())
+    base = Path(solutions)
+    return [(f"solutions/{path.relative_to(base).as_posix()}", path.read_bytes(), 0o600) for path in files]
+
+
 def _torch_requirement(homework: Homework) -> str:
     """The PyTorch the container needs, or "" when no part runs student code."""
     runs_code = any(REGISTRY[spec.check].runs_code for part in homework.parts for spec in part.checks)

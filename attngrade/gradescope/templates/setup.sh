@@ -91,4 +91,13 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 # Fail the build now, not at the first submission, if the install does not work: the homework
 # is loaded as grading loads it (an instructor's own homework from its folder in this zip).
 "$VENV/bin/python" -m attngrade problems {% if homework_folder %}"$SOURCE/"{{ homework_folder | shquote }}{% else %}{{ homework | shquote }}{% endif %} >/dev/null
+{% if torch %}
+# The source folder holds the keys and the reference solution: only root may read it, so no student's
+# code (run as a uid of its own) can, even where the kernel has no Landlock to keep it out.
+chmod -R go-rwx "$SOURCE"
+# The self-check: the reference solution's code is graded here as a submission's would be. Where this
+# container cannot run code, it says why; each submission's code points then wait for course staff.
+"$VENV/bin/python" -m attngrade gradescope --root "$(dirname "$SOURCE")" --prove || \
+  echo "attngrade setup: WARNING: this container cannot grade the code parts (above); their points will wait for course staff"
+{% endif %}
 echo "attngrade setup: attngrade $("$VENV/bin/python" -c 'import attngrade; print(attngrade.__version__)') is installed in $VENV"
