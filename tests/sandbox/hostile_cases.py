@@ -23,7 +23,7 @@ from code_fixtures import CODE, code_submission  # noqa: E402
 HOSTILE = CODE / "hostile"
 POINTS = {"2e": 10.0, "2g.i": 4.0}  # the code checks' points of each part (2g.i's prediction files hold the rest)
 IPC_KEY = 0x61676E72  # the key sysv_ipc.py uses
-INTERNAL = ("attngrade could not run your code", "attngrade itself failed")  # only the sandbox may say so
+INTERNAL = ("attngrade could not run your code", "attngrade itself failed")  # only the grader may begin a line so
 SECRET = "attngrade-secret-7f3c1e"  # in a file outside every job's folder: no output may show it
 
 
@@ -80,7 +80,22 @@ CASES = {
     "refused_calls": Expect(("memfd_create: Operation not permitted; vmsplice: Operation not permitted; "
                              "execve: Operation not permitted",)),
     "fresh_interpreter": Expect(("could not start a program", "held more memory than allowed")),
+    # Kernel memory outside every process's count: each kind is capped by the job's IPC namespace or
+    # tmpfs, or refused by seccomp; on a disk outside a tmpfs, the supervisor counts the folder.
+    "semaphores": Expect(("semaphore sets made: at most 32",)),
+    "xattrs": Expect(("xattr bytes stored: 0",)),
+    "user_namespace": Expect(("namespaces made: none",)),
+    "inode_flood": Expect(("empty files made: at most 4096", "wrote more files or bytes than allowed")),
+    "disk_flood": Expect(("bytes written: at most 64 MiB", "wrote more files or bytes than allowed")),
+    "socket_families": Expect(("socket families opened: none",)),
+    "io_uring": Expect(("io_uring set up: False",)),
+    # A wrong module whose one huge number once widened a tolerance relative to its own output.
+    "scaled_tolerance": Expect(("FAILED",), score=None, fails="equation"),
+    # Student text is the student's: escaped for every output, and never read as the grader's word.
+    "control_characters": Expect(("could not be imported",)),
+    "claims_grader_wording": Expect(("could not be imported",)),
 }
+RAW = ("\x1b", "\u202e", "\u2066", "\r")  # characters no output may hold raw (written as escapes)
 
 
 def replaces(case: str) -> str:
@@ -114,7 +129,7 @@ class Outside:
     and one only the grader's uid may (0600, in a folder of its own: ssh-agent's, D-Bus's); and a
     TCP port on the loopback. `owner`: the grader's uid, when it is not this process's."""
 
-    def __init__(self, owner: int | None = None):
+    def __init__(self, owner: int | None = None, secret_mode: int = 0o644):
         self.folder = Path(tempfile.mkdtemp(prefix="attngrade-test-outside-"))
         self.folder.chmod(0o755)
         self.open = self.folder / "open"
@@ -125,7 +140,7 @@ class Outside:
         self.keep.write_text("keep me")
         self.keep.chmod(0o666)
         self.secret.write_text(f"token: {SECRET}\n")
-        self.secret.chmod(0o644)
+        self.secret.chmod(secret_mode)
         self.listeners = [self._unix(self.folder / "public", 0o755, "world.sock", 0o777, None),
                           self._unix(self.folder / "private", 0o700, "agent.sock", 0o600, owner)]
         self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -189,6 +204,14 @@ ROOT = Path(__file__).resolve().parents[2]
 NS_INIT = ROOT / "tests" / "data" / "sandbox" / "ns_init.py"
 NOBODY = 65534
 MODES = ["root", "user"] if os.geteuid() == 0 else ["user"]
+# Gradescope's world: root in a container that refuses namespaces and mounts (Docker's default profile),
+# on a kernel with Landlock and on one without (shared/tools/container-sim makes both).
+CONTAINER_SIM = ROOT.parent / "shared" / "tools" / "container-sim"
+CONTAINERS = ["container", "container-no-landlock"]
+if os.geteuid() == 0 and CONTAINER_SIM.is_file() and os.uname().machine == "x86_64":
+    CLASS_MODES = MODES + CONTAINERS
+else:
+    CLASS_MODES = MODES
 
 
 def own_pid_namespace() -> list[str]:
@@ -199,9 +222,12 @@ def own_pid_namespace() -> list[str]:
 
 
 def as_mode(mode: str) -> list[str]:
-    """The prefix that runs a command as `mode`: as root, the user is `nobody`, with no capability."""
+    """The prefix that runs a command as `mode`: as root, the user is `nobody`, with no capability; in a
+    container, root under container-sim's filter."""
     if mode == "user" and os.geteuid() == 0:
         return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    if mode in CONTAINERS:
+        return ["python3", str(CONTAINER_SIM), *(["--no-landlock"] if mode.endswith("no-landlock") else []), "--"]
     return []
 
 
@@ -240,6 +266,7 @@ def run_confined(work: Path, mode: str, command: list[str], env: dict[str, str],
             # A Python installed where only root may enter (pyenv under /root) is made reachable to the
             # user, in the namespace's own mounts only.
             "reach": [sys.base_prefix, sys.prefix, str(ROOT)] if as_mode(mode) else [], **spec}
+    # (in a container the jobs' uids need it, as on an image whose Python is under /usr)
     (work / "spec.json").write_text(json.dumps(spec))
     done = subprocess.run([*(namespace or own_pid_namespace()), sys.executable, str(NS_INIT), str(work / "spec.json")],
                           capture_output=True, text=True, timeout=spec["timeout"] + 60)

@@ -20,6 +20,7 @@ from hostile_cases import (  # noqa: E402
     CASES,
     HOSTILE,
     INTERNAL,
+    RAW,
     IPC_KEY,
     POINTS,
     SECRET,
@@ -120,7 +121,8 @@ def test_hostile_code_gets_a_verdict_on_its_code_and_nothing_outlives_it(tmp_pat
     else:
         assert verdict.score == expect.score, verdict.feedback
     assert verdict.pending_points == 0, verdict
-    assert not any(text in line for line in verdict.feedback for text in INTERNAL), verdict.feedback
+    assert not any(str(line).startswith(INTERNAL) for line in verdict.feedback), verdict.feedback
+    assert not any(c in str(line) for line in verdict.feedback for c in RAW), verdict.feedback
     assert any(word in line for line in verdict.feedback for word in expect.words), verdict.feedback
     if expect.fails:
         assert expect.fails in failing(verdict), verdict.feedback
