@@ -55,7 +55,12 @@ Params (all optional except as noted)
   and 437 for `test`. A gold whose length differs from an explicit `lines` is a
   ConfigError.
 * `pass_line`: a fraction of 1 (0.10 for 10%); the pass-line share is earned when the
-  recomputed accuracy is at least this. Absent: no threshold, no share.
+  recomputed accuracy is at least this. Absent: no threshold, no share, except on a file
+  scored against another gold than dev (the test set) in a part whose dev check states a
+  pass line: that file is held to the same line (a part asks for one accuracy, whichever
+  set measures it; A5 2f's 10%), and its feedback says the line came from the dev check.
+  A part whose dev check has no pass line (A5 2d: the baseline only) holds its test file
+  to none.
 * `reported`: a `number` field with the accuracy the student reports for this file;
   it must equal the recomputed k/N to the places it is written in (9/500 may be 1.8%, 1.80,
   0.018 or 2%, rounded or cut off; a ratio must be k/N itself), and never more coarsely than
@@ -82,7 +87,8 @@ Points
 
 * `file`: the prediction file is there and has exactly `lines` lines (always on);
 * `reported`: the reported accuracy agrees with the recomputed one (needs `reported`);
-* `pass_line`: the recomputed accuracy reaches `pass_line` (needs `pass_line`);
+* `pass_line`: the recomputed accuracy reaches `pass_line` (needs `pass_line`, or one inherited from
+  the part's dev check as above);
 * `baseline`: the London baseline is right (needs `baseline`).
 
 `reported` and `pass_line` need a scored file: with a wrong line count they earn
@@ -369,10 +375,13 @@ def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str,
     p["lines"] = lines
     for name, default in (("pass_line", None), ("flag_margin", FLAG_MARGIN)):
         value = raw.get(name, default)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not 0 <= value <= 1):
+        if value is not None and not _fraction(value):
             raise ConfigError(f"{where}: {name} must be a fraction between 0 and 1 (0.10 for 10%)")
         p[name] = value
+    p["pass_line_from"] = None
+    if p["pass_line"] is None and gold != "dev":
+        p["pass_line"] = dev_pass_line(part, spec)
+        p["pass_line_from"] = "dev" if p["pass_line"] is not None else None
     weights = raw.get("weights") or {}
     if not isinstance(weights, Mapping) or set(weights) - set(SHARES) or any(
             isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 for w in weights.values()):
@@ -383,6 +392,22 @@ def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str,
     if sum(p["weights"].values()) <= 0:
         raise ConfigError(f"{where}: the weights of the configured shares add up to 0")
     return p
+
+
+def _fraction(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 <= value <= 1
+
+
+def dev_pass_line(part: Part, spec: CheckSpec) -> float | None:
+    """The pass line another accuracy check of `part` states for the dev set, if one does."""
+    for other in part.checks:
+        params = other.params or {}
+        if other is spec or other.check != "accuracy_file" or params.get("gold", "dev") != "dev":
+            continue
+        line = params.get("pass_line")
+        if line is not None and _fraction(line):
+            return float(line)
+    return None
 
 
 def gold_names(parts: Any) -> dict[str, list[int]]:
@@ -489,6 +514,7 @@ class _Tally:
     flags: list[str] = field(default_factory=list)
     evidence: dict[str, Any] = field(default_factory=dict)
     pass_line: float | None = None
+    pass_line_from: str | None = None  # the gold whose check states the pass line, when not this one's
     scored: tuple[int, int] | None = None  # (correct, total) when the file was scored
     score_text: str = ""  # "k/n = p%" of the scored file, as every share says it
     aligned: bool = False  # the file has the expected number of lines
@@ -503,7 +529,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
                           f"'lines' param says {gold.expected}")
     total_weight = sum(p["weights"].values())
     tally = _Tally({s: ctx.points * w / total_weight for s, w in p["weights"].items()}, ctx.part.id,
-                   pass_line=p.get("pass_line"))
+                   pass_line=p.get("pass_line"), pass_line_from=p.get("pass_line_from"))
     reading = answers.get(p["file"])
     _file_share(tally, reading, p["file"], gold)
     if p["reported"] is not None:
@@ -558,6 +584,8 @@ def _record_score(tally: _Tally, reading: FileReading, score: FileScore, info: d
     tally.scored = (k, n)
     tally.score_text = f"{k}/{n} = {pct(k, n)}"
     info.update(scored=True, correct=k, total=n, accuracy=k / n, pass_line=tally.pass_line)
+    if tally.pass_line_from is not None:
+        info["pass_line_from"] = tally.pass_line_from
     if score.mismatches is not None:  # the dev gold is public; test gold never reaches a report
         info["mismatches"] = list(score.mismatches)
     tally.feedback.append(f"{reading.name}: {tally.score_text} correct on {gold.label}")
@@ -592,17 +620,26 @@ def _reported_share(tally: _Tally, number: Any, field: str, expected: int) -> No
 
 
 def _pass_line_share(tally: _Tally, line: float) -> None:
+    held = f"pass line of {_pct_of(line)}" + _line_origin(tally)
     if tally.scored is not None:
         k, n = tally.scored
         if k / n >= line - EPS:
             tally.earned += tally.share["pass_line"]
-            tally.feedback.append(f"{tally.score_text} reaches the pass line of {_pct_of(line)}")
+            tally.feedback.append(f"{tally.score_text} reaches the {held}")
         else:
-            tally.feedback.append(f"{tally.score_text} is below the pass line of {_pct_of(line)}")
+            tally.feedback.append(f"{tally.score_text} is below the {held}")
     elif tally.aligned:
         tally.unchecked = True
     else:
-        tally.feedback.append(f"pass line of {_pct_of(line)}: not reached, the prediction file could not be scored")
+        tally.feedback.append(f"{held}: not reached, the prediction file could not be scored")
+
+
+def _line_origin(tally: _Tally) -> str:
+    """Where an inherited pass line comes from, said wherever the line is named."""
+    if tally.pass_line_from is None:
+        return ""
+    return (f" ({tally.part} states it for {_gold_label(tally.pass_line_from)}; the file scored here is held "
+            "to the same line)")
 
 
 def _baseline_share(tally: _Tally, number: Any, field: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -9,8 +10,9 @@ import pytest
 
 from attngrade.checkers.accuracy import check, packaged_gold, prediction_lines
 from attngrade.checkers.base import Context
+from attngrade.cli import main
 from attngrade.errors import ConfigError
-from attngrade.problems import prepare_part
+from attngrade.problems import load_homework, prepare_part
 from attngrade.mathlang import SymbolTable
 from attngrade.reading import FieldError, read_field
 from attngrade.records import CheckSpec, Field, Part
@@ -454,3 +456,99 @@ def test_a_huge_files_score_is_not_kept(tmp_path, monkeypatch):
     outcome = grade(tmp_path, "p.txt", {"gold": "g", "lines": 2}, gold={"g": gold})
     assert outcome.evidence["accuracy:predictions"]["correct"] == 0
     assert accuracy._SCORES == {}
+
+
+# -- a test file is held to the pass line its part states for dev -------------------------------
+A5_PARTS = {p.id: p for p in load_homework("cs224n-w21-a5").parts}
+LONDON_IN_TEST = 6  # of the 437 test questions, as many born in London as 1.37% of them
+
+
+def made_up_test_gold(folder: Path) -> Path:
+    """A 437-line test gold (made up: the real one is never published) with 6 London answers."""
+    places = ["London" if i % 73 == 3 else f"Town {i}" for i in range(437)]
+    assert places.count("London") == LONDON_IN_TEST
+    path = folder / "birth_test.tsv"
+    path.write_text("".join(f"Where was Person {i} born?\t{p}\n" for i, p in enumerate(places)), encoding="utf-8")
+    return path
+
+
+def grade_test_check(part_id: str, folder: Path, gold: Path) -> tuple:
+    """The part's test-file check on `folder`'s test predictions, read as the grader reads them."""
+    part = A5_PARTS[part_id]
+    index = next(i for i, c in enumerate(part.checks) if (c.params or {}).get("gold") == "test")
+    spec = part.checks[index]
+    name = spec.fields[0]
+    answers = {name: read_field(part, part.field(name), None, folder)}
+    return check(answers, Context(part=part, spec=spec, gold={"test": gold})), spec
+
+
+def london_file(folder: Path, filename: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / filename).write_text("London\n" * 437, encoding="utf-8")
+    return folder
+
+
+def test_an_all_london_test_file_is_held_to_2fs_dev_pass_line(tmp_path):
+    gold = made_up_test_gold(tmp_path)
+    folder = london_file(tmp_path / "s", "vanilla.pretrain.test.predictions")
+    outcome, spec = grade_test_check("2f", folder, gold)
+    assert spec.prepared["pass_line"] == 0.10 and spec.prepared["pass_line_from"] == "dev"
+    # the file share (well-formed, scored) stays; the pass-line share is lost
+    assert outcome.earned == pytest.approx(spec.points / 2)
+    assert "vanilla.pretrain.test.predictions: 6/437 = 1.37% correct on the test set" in outcome.feedback
+    assert ("6/437 = 1.37% is below the pass line of 10.0% (2f states it for the dev set; the file scored here "
+            "is held to the same line)") in outcome.feedback
+    assert outcome.evidence["accuracy:test"]["pass_line"] == 0.10
+    assert outcome.evidence["accuracy:test"]["pass_line_from"] == "dev"
+
+
+def test_a_test_file_above_the_dev_pass_line_earns_the_whole_share(tmp_path):
+    gold = made_up_test_gold(tmp_path)
+    places = [line.split("\t")[1] for line in gold.read_text().splitlines()]
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "vanilla.pretrain.test.predictions").write_text(
+        "".join((p if i < 50 else "London") + "\n" for i, p in enumerate(places)), encoding="utf-8")
+    outcome, spec = grade_test_check("2f", folder, gold)
+    assert outcome.earned == spec.points
+    right = 50 + places[50:].count("London")
+    assert any(line.startswith(f"{right}/437 = {100 * right / 437:.2f}% reaches the pass line of 10.0% (2f states it "
+                               "for the dev set") for line in outcome.feedback), outcome.feedback
+
+
+def test_2d_keeps_its_baseline_only_rule_and_2g_its_own_test_line(tmp_path):
+    gold = made_up_test_gold(tmp_path)
+    nopretrain = london_file(tmp_path / "a", "vanilla.nopretrain.test.predictions")
+    outcome, spec = grade_test_check("2d", nopretrain, gold)
+    assert spec.prepared["pass_line"] is None and outcome.earned == spec.points
+    assert not any("pass line" in line for line in outcome.feedback)
+    synthesizer = london_file(tmp_path / "b", "synthesizer.pretrain.test.predictions")
+    outcome, spec = grade_test_check("2g.i", synthesizer, gold)
+    assert spec.prepared["pass_line"] == 0.05 and spec.prepared["pass_line_from"] is None
+    assert "6/437 = 1.37% is below the pass line of 5.0%" in outcome.feedback
+
+
+def test_without_the_test_gold_the_inherited_line_waits_with_the_file(tmp_path):
+    folder = london_file(tmp_path / "s", "vanilla.pretrain.test.predictions")
+    part = A5_PARTS["2f"]
+    spec = part.checks[1]
+    answers = {"test": read_field(part, part.field("test"), None, folder)}
+    outcome = check(answers, Context(part=part, spec=spec, gold={}))
+    assert outcome.unchecked and outcome.earned == 0.0
+
+
+def test_grade_run_with_the_test_gold_says_which_line_the_test_file_was_held_to(tmp_path):
+
+    gold = made_up_test_gold(tmp_path)
+    folder = london_file(tmp_path / "class" / "amy", "vanilla.pretrain.test.predictions")
+    (folder / "vanilla.pretrain.dev.predictions").write_bytes((PARACHUTEL / DEV).read_bytes())
+    (folder / "answers.yaml").write_text("homework: cs224n-w21-a5\nstudent: amy\nanswers:\n  2f:\n    accuracy: 26.6%\n",
+                                         encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(folder), "-o", str(out), "--gold", f"test={gold}", "--workers", "1"]) == 0
+    verdict = next(p for p in json.loads((out / "results.json").read_text())[0]["parts"] if p["id"] == "2f")
+    assert verdict["score"] == pytest.approx(8 + 1)  # dev: every share; test: the file but not the pass line
+    line = "6/437 = 1.37% is below the pass line of 10.0% (2f states it for the dev set"
+    assert any(f.startswith(line) for f in verdict["feedback"]), verdict["feedback"]
+    report = (out / "amy" / "report.html").read_text(encoding="utf-8")
+    assert "below the pass line of 10.0% (2f states it for the dev set" in report
