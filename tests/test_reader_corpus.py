@@ -165,6 +165,30 @@ def _not_credited(found: dict[str, Outcome]) -> str:
     return "\n".join(lines)
 
 
+def _common_reasons(found: dict[str, Outcome], top: int = 10) -> str:
+    """Why right answers missed full credit, grouped: the reader's to-do list, most common first."""
+    groups: dict[str, list[str]] = {}
+    for case in CASES:
+        outcome = found[case["id"]]
+        if case["label"] == "right" and outcome.kind != "full":
+            kind = _reason_kind(outcome.reason)
+            if case.get("preamble") and kind.startswith("unknown symbol"):
+                kind = "unknown symbol: the student's own macro (\\newcommand, \\DeclareMathOperator)"
+            groups.setdefault(kind, []).append(case["id"])
+    ranked = sorted(groups.items(), key=lambda item: -len(item[1]))[:top]
+    return "\n".join(["most common reasons right answers were not credited (count | reason | one case):",
+                      *(f"  {len(ids)} | {kind} | {ids[0]}" for kind, ids in ranked)])
+
+
+def _reason_kind(reason: str) -> str:
+    """A feedback line without what is particular to one answer (part, field, column, text)."""
+    kind = re.sub(r"^[^,:]+, field [^:]+: ", "", reason)
+    kind = re.sub(r"'[^']*' in your chain of equalities cannot be read \((.*)\); write only your answer", r"\1", kind)
+    kind = re.sub(r"\s*\((line \d+, )?column \d+\)", "", kind)
+    kind = re.sub(r"(; this part| \(did you mean|: this part|; it declares).*", "", kind)
+    return re.sub(r"got '.*", "got a sentence or a formatted number", kind)
+
+
 def _git_head() -> str:
     try:
         done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -261,7 +285,7 @@ def test_every_case_gets_a_row_and_the_table_is_printed(outcomes):
     if RECORD:
         _record(outcomes)
     found = {case_id: asdict(outcome) for case_id, outcome in outcomes.items()}
-    report = _table(_counts(found, CASES), _before()) + "\n" + _not_credited(outcomes)
+    report = "\n".join([_table(_counts(found, CASES), _before()), _common_reasons(outcomes), _not_credited(outcomes)])
     print(report)
 
 
