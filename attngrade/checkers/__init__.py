@@ -44,9 +44,9 @@ REGISTRY: dict[str, Check] = {
               partial=True),
         # a prediction file's accuracy recomputed against gold, with the reported numbers
         Check("accuracy_file", accuracy.check, params=accuracy.PARAMS, prepare=accuracy.prepare),
-        # a 2×2 block that advances (sin ωt, cos ωt) by one step, for every t
-        Check("shift_block", rotation.check, prepare=rotation.prepare, params=(
-            Param("frequency", (str,)), Param("order", (str,)), Param("time", (str,)))),
+        # M with p_{t+1} = M p_t for a sinusoidal encoding: block-diagonal, each 2×2 block advancing
+        # its pair (sin ω_k t, cos ω_k t) by one step for every t (or a single such block)
+        Check("shift_block", rotation.check, prepare=rotation.prepare, params=rotation.PARAMS),
         # a shape such as t × n, against the key
         Check("dimensions", dimensions.check, needs_key=True),
         # student PyTorch code run in the sandbox (attngrade.sandbox), checked by its properties
