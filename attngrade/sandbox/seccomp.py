@@ -18,6 +18,11 @@ Always refused (EPERM):
   AF_UNIX pairs, which reach nothing.
 - System V IPC and POSIX message queues, where the job has no IPC namespace of its own: their objects
   would be the machine's, and outlive the job.
+- every write to the file system, where the job has neither a minimal root nor Landlock (a container on
+  a kernel without it): file permissions alone would let it write wherever every user may (/tmp, any
+  world-writable file), beyond the count of its working folder. Opening for writing, creating,
+  renaming, linking, removing and changing modes or owners all answer EROFS; the student's files were
+  written before the filter, and the checks never need a job to write.
 
 On x86_64 the other system-call ABIs (i386's `int 0x80`, x32) are refused whole, so no second number
 reaches the same call.
@@ -48,6 +53,10 @@ ALWAYS = ("add_key", "request_key", "keyctl", "memfd_create", "vmsplice", "execv
           "setns", "io_uring_setup", "io_uring_enter", "io_uring_register", "setxattr", "lsetxattr",
           "fsetxattr", "userfaultfd")
 IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
+WRITE_CALLS = ("creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
+               "symlinkat", "unlink", "unlinkat", "rmdir", "mknod", "mknodat", "truncate", "chmod", "fchmodat",
+               "fchmodat2", "chown", "lchown", "fchownat", "openat2")
+WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000  # O_WRONLY | O_RDWR | O_CREAT | O_TRUNC
 FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)
 
 
@@ -63,19 +72,24 @@ ARCHES = {
         "execveat": 322, "unshare": 272, "setns": 308, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "userfaultfd": 323,
         "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "clone": 56, "clone3": 435, "socket": 41,
-        "socketpair": 53}),
+        "socketpair": 53, "open": 2, "openat": 257, "creat": 85, "mkdir": 83, "mkdirat": 258, "rename": 82,
+        "renameat": 264, "renameat2": 316, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266,
+        "unlink": 87, "unlinkat": 263, "rmdir": 84, "mknod": 133, "mknodat": 259, "truncate": 76, "chmod": 90,
+        "fchmodat": 268, "fchmodat2": 452, "chown": 92, "lchown": 94, "fchownat": 260, "openat2": 437}),
     "aarch64": Arch(0xC00000B7, {
         "add_key": 217, "request_key": 218, "keyctl": 219, "memfd_create": 279, "vmsplice": 75, "execve": 221,
         "execveat": 281, "unshare": 97, "setns": 268, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "userfaultfd": 282,
         "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "clone": 220, "clone3": 435,
-        "socket": 198, "socketpair": 199}),
+        "socket": 198, "socketpair": 199, "openat": 56, "mkdirat": 34, "renameat": 38, "renameat2": 276,
+        "linkat": 37, "symlinkat": 36, "unlinkat": 35, "mknodat": 33, "truncate": 45, "fchmodat": 53,
+        "fchmodat2": 452, "fchownat": 54, "openat2": 437}),
 }
 
 # Classic BPF: load a word of seccomp_data (nr at 0, arch at 4, the low word of args[0] at 16);
 # jump if equal / greater or equal / any bit set; return.
 LOAD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
-NR, ARCH_AT, ARG0 = 0, 4, 16
+NR, ARCH_AT, ARG0, ARG1, ARG2 = 0, 4, 16, 24, 32
 
 
 @dataclass(frozen=True)
@@ -86,22 +100,27 @@ class Policy:
 
     families: tuple[int, ...] = ()
     ipc: bool = False
+    writes: bool = True  # False: no write to the file system at all (EROFS)
 
     @classmethod
-    def for_namespaces(cls, network: bool, ipc: bool) -> "Policy":
-        return cls(FAMILIES if network else (), ipc)
+    def for_layers(cls, network: bool, ipc: bool, confined_files: bool) -> "Policy":
+        return cls(FAMILIES if network else (), ipc, confined_files)
 
 
 def program(arch: Arch, policy: Policy) -> list[tuple[int, int, int, int]]:
     """The filter as (code, jump if true, jump if false, value)."""
     nr = arch.numbers
     refused = [nr[name] for name in ALWAYS] + ([] if policy.ipc else [nr[name] for name in IPC_CALLS])
+    read_only = [nr[name] for name in WRITE_CALLS if name in nr] if not policy.writes else []
+    opens = [] if policy.writes else [(nr[name], at) for name, at in (("open", ARG1), ("openat", ARG2)) if name in nr]
     steps: list[tuple] = [
         ("op", LOAD, ARCH_AT),
         ("jeq", arch.audit, None, "refuse"),  # another ABI (i386 on x86_64): refused whole
         ("op", LOAD, NR),
         ("jge", X32_BIT, "refuse", None),  # an x32 number
         *[("jeq", number, "refuse", None) for number in refused],
+        *[("jeq", number, "erofs", None) for number in read_only],
+        *[("jeq", number, f"open{at}", None) for number, at in opens],
         ("jeq", nr["clone3"], "enosys", None),
         ("jeq", nr["clone"], "clone", None),
         ("jeq", nr["socket"], "socket", None),
@@ -113,7 +132,10 @@ def program(arch: Arch, policy: Policy) -> list[tuple[int, int, int, int]]:
         ("ret", RET_ERRNO | errno.EAFNOSUPPORT),
         ("label", "socketpair"), ("op", LOAD, ARG0), ("jeq", socket.AF_UNIX, "allow", None),
         ("ret", RET_ERRNO | errno.EAFNOSUPPORT),
+        *[step for _, at in opens for step in (("label", f"open{at}"), ("op", LOAD, at),
+                                                ("jset", WRITE_FLAGS, "erofs", None), ("ret", RET_ALLOW))],
         ("label", "allow"), ("ret", RET_ALLOW),
+        ("label", "erofs"), ("ret", RET_ERRNO | errno.EROFS),
         ("label", "enosys"), ("ret", RET_ERRNO | errno.ENOSYS),
         ("label", "refuse"), ("ret", RET_ERRNO | errno.EPERM),
     ]
@@ -173,6 +195,7 @@ def describe(policy: Policy) -> str:
     sockets = ("sockets only in its own network namespace (Unix, IPv4, IPv6)" if policy.families
                else "no sockets (no network namespace of its own)")
     ipc = "" if policy.ipc else ", no System V IPC or message queues (no IPC namespace of its own)"
+    ipc += "" if policy.writes else ", no write to any file (neither a minimal root nor Landlock)"
     return ("seccomp: no kernel keyrings, no memory-backed files (memfd_create), no pages pinned in pipes "
             "(vmsplice), no io_uring, no extended attributes, no program started (execve), no new namespaces, "
             f"{sockets}{ipc}; one system-call ABI")

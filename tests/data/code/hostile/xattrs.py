@@ -6,8 +6,8 @@ stored = 0
 value = b"x" * 60_000
 for i in range(100_000):
     path = f"x{i % 64}"
-    open(path, "a").close()
     try:
+        open(path, "a").close()
         os.setxattr(path, f"user.k{i}", value)
     except OSError:
         break
