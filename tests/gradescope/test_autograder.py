@@ -52,8 +52,12 @@ def test_zip_holds_scripts_manifest_wheel_keys_and_gold_at_its_root(autograder_z
             f"solutions/{HOMEWORK}/keys.yaml", f"gold/test/{test_gold.name}"} <= names
     (wheel,) = [n for n in names if n.endswith(".whl")]
     assert re.fullmatch(r"wheels/attngrade-[^/]+-py3-none-any\.whl", wheel)
-    # Nothing else: no reference solutions, no examples, no other homework's keys.
-    assert len(names) == 6, sorted(names)
+    # The reference solution (its code proves the container before any student's code runs), root's alone;
+    # nothing else: no examples, no other homework's keys.
+    reference = {f"solutions/{HOMEWORK}/reference/{p.relative_to(REFERENCE).as_posix()}"
+                 for p in REFERENCE.rglob("*") if p.is_file()}
+    assert reference <= names and all((entries[n].external_attr >> 16) & 0o077 == 0 for n in reference)
+    assert len(names - reference) == 6, sorted(names - reference)
     for script in ("setup.sh", "run_autograder"):
         assert (entries[script].external_attr >> 16) & 0o111, f"{script} is not executable"
     with zipfile.ZipFile(autograder_zip) as archive:
