@@ -24,6 +24,7 @@ LAYERS = [
     {"problems"},
     {"intake"},
     {"grading"},
+    {"staff"},  # the staff store: below the outputs that apply it, above the grading it regrades with
     {"reports"},
     {"outputs"},
     {"gradescope", "review"},

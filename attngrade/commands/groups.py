@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import EXIT_OK, ConfigError
-from ..outputs import staff
+from .. import staff
 from ..review import classroom
 from ..review.classroom import Classroom
 from ..runtime.text import counted, printable

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import EXIT_OK, ConfigError
-from ..outputs import staff
+from .. import staff
 from ..review.classroom import Classroom
 from ..review.server import serve
 from ..runtime.files import write_atomic

@@ -40,8 +40,8 @@ from .lms import read_roster, unmatched
 from .overrides import apply as apply_overrides
 from .overrides import load as load_overrides
 from .overrides import template, write_template
-from .staff import STORE
-from .staff import apply as apply_staff
+from ..staff import STORE
+from ..staff import apply as apply_staff
 from .write import Groups, Outputs, groups_of, report_folders, show_decided, write_outputs
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl, urlencode
 import jinja2
 
 from ..errors import ConfigError
-from ..outputs import staff
-from ..outputs.staff import Change, Conflict
+from .. import staff
+from ..staff import Change, Conflict
 from ..runtime.text import printable
 from . import classroom, grouping
 from .classroom import Classroom

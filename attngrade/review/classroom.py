@@ -22,8 +22,8 @@ import numpy as np
 import yaml
 
 from ..errors import ConfigError
-from ..outputs import staff
-from ..outputs.staff import Grade, Item
+from .. import staff
+from ..staff import Grade, Item
 from ..problems import BUNDLED, Bank
 from ..records import Homework
 from . import embed, grouping
