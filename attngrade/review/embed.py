@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..outputs.staff import normalized
+from .grouping import core
 
 _DIMENSIONS = 2048
 
@@ -27,7 +27,8 @@ class Embedder(Protocol):
     name: str
     # The similarity above which answers are merged by default: `threshold` where the part's rubric
     # items keep answers of different verdicts apart (grouping.nearest_items), `threshold_alone`
-    # where a part has none. Chosen on the labelled real answers of tests/data/review (see its test).
+    # where a part has none. Chosen on the labelled real answers of tests/data/review (see its test,
+    # `-k target`), with room for one more wrong merge before purity falls below its target.
     threshold: float
     threshold_alone: float
 
@@ -35,7 +36,7 @@ class Embedder(Protocol):
 
 
 class Ngrams:
-    """Hashed words and character trigrams of the normalized text: no model, merges only the nearly equal."""
+    """Hashed words and character trigrams of the answer's `core`: no model, merges only the nearly equal."""
 
     name = "ngrams"
     threshold = threshold_alone = 0.97
@@ -43,7 +44,7 @@ class Ngrams:
     def vectors(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), _DIMENSIONS), dtype=np.float32)
         for row, text in enumerate(texts):
-            norm = normalized(text)
+            norm = core(text)
             grams = norm.split() + [norm[i:i + 3] for i in range(max(len(norm) - 2, 0))]
             for gram in grams:
                 out[row, zlib.crc32(gram.encode()) % _DIMENSIONS] += 1.0
@@ -55,8 +56,8 @@ class WordLlama:
     """The wordllama model bundled in its wheel (256 dimensions), loaded once per process."""
 
     name = "wordllama"
-    threshold = 0.62
-    threshold_alone = 0.72
+    threshold = 0.68
+    threshold_alone = 0.70
 
     def __init__(self, model: Any):
         self.model = model
@@ -66,7 +67,7 @@ class WordLlama:
         if not texts:
             return np.zeros((0, 256), dtype=np.float32)
         with self.lock:  # the tokenizer's padding state is shared
-            found = self.model.embed([normalized(t) or "-" for t in texts], norm=True)
+            found = self.model.embed([core(t) or "-" for t in texts], norm=True)
         return _unit_rows(np.asarray(found, dtype=np.float32))
 
 

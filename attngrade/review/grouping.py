@@ -8,6 +8,7 @@ an aid to the people who grade, never a grader: nothing here gives or changes a 
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
@@ -16,12 +17,114 @@ import numpy as np
 
 from ..outputs.staff import normalized
 
+# What an answer says does not change with how it is framed: these words open or close many
+# answers and are dropped before grouping (never from the stored answer). Only whole words at
+# the start, or a last sentence made of nothing else, are dropped: "yes", "no", "not" and
+# every word that carries content stay.
+OPENERS = [tuple(p.split()) for p in (
+    "answer", "my answer", "final answer", "short answer", "the answer is", "my answer is",
+    "the final answer is", "the short answer is", "answer is", "in short", "in summary",
+    "to summarize", "to sum up", "in conclusion", "in brief", "briefly", "i think", "i think that",
+    "i believe", "i believe that", "i guess", "i would say", "i would say that", "we can say",
+    "we can say that", "we see that", "it is clear that", "so", "thus", "hence", "therefore",
+    "basically", "essentially", "overall", "well", "ok", "okay", "simply put", "put simply",
+    "in other words", "note that")]
+OPENERS.sort(key=len, reverse=True)  # the longest phrase that fits is dropped first
+CLOSING = frozenset("""thus hence therefore so this that is was it the answer our final as required
+    desired shown proved proven done qed all above stated claimed thats which what we wanted
+    to show be""".split())
+# LaTeX braces of a subscript or superscript go (k_{j}^{T} is k_j^T); text wrappers and math
+# delimiters become spaces. (Spelling relations one way and dropping list markup were tried on
+# the labelled answers of tests/data/review: they merged answers of different grades sooner.)
+LATEX = (("_{", "_"), ("^{", "^"), ("}_", "_"), ("}^", "^"), ("\\textbf", " "), ("\\textit", " "),
+         ("\\emph", " "), ("\\mathrm", " "), ("\\mathbf", " "), ("\\underline", " "), ("\\boxed", " "),
+         ("\\text", " "), ("\\(", " "), ("\\)", " "), ("\\[", " "), ("\\]", " "))
+MARKUP = str.maketrans({c: " " for c in "*`#{}$~"})
+MAX_CHARS = 20_000  # an answer is read this far for grouping; longer ones group by their start
+
+
+def core(text: str) -> str:
+    """An answer as grouping sees it: normalized (case, spacing, punctuation, LaTeX spacing), with
+    markdown emphasis, block quotes, LaTeX delimiters and text wrappers, opening phrases ("In
+    short,", "The answer is", "I think", "So,", "Answer:") and closing sentences of filler alone
+    ("Thus this is the answer.") or repeating an earlier one left out. Each step is one pass over
+    the text; no pattern that can backtrack."""
+    text = unicodedata.normalize("NFKC", text[:MAX_CHARS])
+    text = "\n".join(line.lstrip().lstrip(">") for line in text.split("\n"))
+    for old, new in LATEX:
+        text = text.replace(old, new)
+    text = text.translate(MARKUP)
+    sentences = [" ".join(w.strip("_") for w in normalized(s).split()) for s in _sentences(text)]
+    return " ".join(_without_tail(_without_openers(" ".join(_without_closing(sentences)).split())))
+
+
+def _sentences(text: str) -> list[str]:
+    """`text` cut after each '.', '!' or '?' that a space or the end follows (a decimal point or
+    'e.g.' inside a word stays)."""
+    out, start = [], 0
+    for i, ch in enumerate(text):
+        if ch in ".!?" and (i + 1 == len(text) or text[i + 1].isspace()):
+            out.append(text[start:i + 1])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
+def _without_closing(sentences: list[str]) -> list[str]:
+    """Drop trailing sentences made only of filler words, or saying again, after a connective,
+    what an earlier sentence said ("... Thus c swings between v_a and v_b.")."""
+    kept = [s for s in sentences if s.strip()]
+    bodies = [" ".join(_without_openers(s.split())) for s in kept]
+    seen: dict[str, int] = defaultdict(int)
+    for body in bodies:
+        seen[body] += 1
+    while len(kept) > 1:
+        last, body = kept[-1].split(), bodies[-1]
+        if not (all(w in CLOSING for w in last) or seen[body] > 1):
+            break
+        seen[body] -= 1
+        kept.pop()
+        bodies.pop()
+    return kept
+
+
+CONNECTIVES = frozenset({"thus", "hence", "therefore"})
+REPEAT_OPENERS = 12  # the most opening words a repeated clause may carry and still count as a repeat
+
+
+def _without_tail(words: list[str]) -> list[str]:
+    """Drop a closing clause that a connective opens when it is filler alone or says again all
+    that came before ("... \\alpha_j = 1 thus this is the answer", "x thus x"): the same as
+    `_without_closing` for an answer whose last sentence has no full stop before the connective."""
+    # "x thus (so) x": the connective stands in the middle, give or take the openers of the repeat
+    for k in range(max(1, (len(words) - 1 - REPEAT_OPENERS) // 2), (len(words) - 1) // 2 + 1):
+        if words[k] in CONNECTIVES and _without_openers(words[k + 1:]) == words[:k]:
+            return words[:k]
+    for k in range(len(words) - 1, 0, -1):
+        if words[k] in CONNECTIVES:
+            return words[:k] if all(w in CLOSING for w in words[k + 1:]) else words
+    return words
+
+
+def _without_openers(words: list[str]) -> list[str]:
+    """`words` without the opening phrases at their start (never every word)."""
+    start = 0
+    while start < len(words):
+        for phrase in OPENERS:
+            if start + len(phrase) < len(words) and tuple(words[start:start + len(phrase)]) == phrase:
+                start += len(phrase)
+                break
+        else:
+            break
+    return words[start:]
+
 
 def exact(texts: Sequence[str]) -> list[list[int]]:
-    """Indices of `texts` grouped by normalized text, in order of first appearance."""
+    """Indices of `texts` grouped by their `core` (normalized text without filler), in order of
+    first appearance."""
     seen: dict[str, list[int]] = {}
     for i, text in enumerate(texts):
-        seen.setdefault(normalized(text), []).append(i)
+        seen.setdefault(core(text), []).append(i)
     return list(seen.values())
 
 
