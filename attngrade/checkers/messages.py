@@ -5,9 +5,17 @@ what was needed, and what to do next. The assemble stage renders Findings, so th
 wording rules (the field prefix, the order of the pieces) live here and nowhere else:
 
     V: not equivalent to the expected answer — got 2, needed 3 — write it in terms of x
+
+What a student's code says (its exceptions, its printed output, the names it chose) is
+only ever quoted, through `runtime.text.quoted_from_code`: `raised`, `printed` and `said`
+put it in words that make clear whose text it is.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from ..runtime.text import GRADER_OWN, QUOTE, quoted_from_code
 
 
 class Finding(str):
@@ -32,5 +40,29 @@ def render(line: str) -> str:
     return str.__str__(line)
 
 
-INTERNAL_ERROR = ("attngrade itself failed while checking this answer ({error}); this is not a mistake in "
+def raised(text: Any, limit: int = QUOTE) -> str:
+    """An exception the student's code raised (as the sandbox's driver describes it), quoted."""
+    return "your code raised " + quoted_from_code(text, limit)
+
+
+def printed(text: Any, limit: int = QUOTE) -> str:
+    """What the student's code printed, quoted."""
+    return "your code printed " + quoted_from_code(text, limit)
+
+
+def said(text: Any, limit: int = QUOTE) -> str:
+    """Any other text the student's code sent back (a type's name, a value), quoted."""
+    return "your code said: " + quoted_from_code(text, limit)
+
+
+def names(values: Any, limit: int = 12) -> str:
+    """Names the student's code chose (its parameters, its modules' classes), each quoted, at most
+    `limit` of them."""
+    values = list(values)
+    shown = ", ".join(quoted_from_code(v, 100) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+SANDBOX_FAILED = GRADER_OWN[0]  # only the sandbox supervisor's own status `failed` is told so
+INTERNAL_ERROR = (GRADER_OWN[1] + " while checking this answer ({error}); this is not a mistake in "
                   "your answer: course staff have the details and will grade this part")

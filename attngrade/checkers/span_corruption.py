@@ -42,8 +42,10 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..records import CheckSpec, Part
+from ..runtime.text import quoted_from_code
 from .base import Context, Outcome, Param
-from .torch_module import MALFORMED, TIMEOUT, Property, clip, code_files, malformed, run_code, score
+from .messages import raised, said
+from .torch_module import MALFORMED, TIMEOUT, Property, code_files, malformed, run_code, score
 
 MASK, PAD = "\u2047", "\u25a1"
 PARAMS = (Param("file", (str,)), Param("class", (str,)), Param("block_sizes", (list,)), Param("draws", (int,)),
@@ -129,17 +131,18 @@ class Draw:
             raise IndexError("a document the driver never drew")
         self.doc = case["documents"][doc]
         if record.get("error") is not None:
-            self.error = clip(str(record["error"]), 300)
+            self.error = raised(record["error"])
             return
         x, y = record.get("x") or {}, record.get("y") or {}
         want = self.block - 1
         for name, t in (("x", x), ("y", y)):
             if "type" in t:
-                self.problem = f"{name} is a {clip(str(t['type']), 100)}, not a tensor"
+                self.problem = f"{name} is not a tensor ({said(t['type'], 100)} of its type)"
             elif t.get("dtype") != "int64":
-                self.problem = f"{name} has dtype {clip(str(t.get('dtype')), 100)}, not torch.long"
+                self.problem = f"{name} has dtype {quoted_from_code(t.get('dtype'), 100)}, not torch.long"
             elif t.get("shape") != [want]:
-                self.problem = f"{name} has shape {clip(str(t.get('shape')), 100)}, not [{want}] (block_size - 1)"
+                self.problem = (f"{name} has shape {quoted_from_code(t.get('shape'), 100)}, not [{want}] "
+                                "(block_size - 1)")
             elif not isinstance(t.get("values"), list) or len(t["values"]) != want or \
                     any(type(i) is not int for i in t["values"]):
                 raise ValueError("ids that are not a list of block_size - 1 whole numbers")
@@ -184,7 +187,7 @@ class Draw:
         doc = self.doc if len(self.doc) <= 60 else self.doc[:59] + "…"
         if self.error:
             return f"document {doc!r}: {self.error}"
-        return f"document {doc!r} (block size {self.block}) gave x+y[-1] = {clip(repr(self.text), 300)}"
+        return f"document {doc!r} (block size {self.block}) gave x+y[-1] = {quoted_from_code(self.text, 300)}"
 
 
 def vocabulary(itos: Any) -> list[str] | str | None:
@@ -215,7 +218,7 @@ def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], points: float
     data = run.data
     if data.get("import_error"):
         return score([Property("import", False, "dataset.py could not be imported: "
-                               + clip(str(data["import_error"]), 300))], points, run)
+                               + raised(data["import_error"]))], points, run)
     cases = {c["name"]: c for c in job["cases"]}
     draws: dict[str, list[Draw]] = {}
     extra: list[str] = []
@@ -225,7 +228,7 @@ def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], points: float
             continue
         if record.get("error"):
             draws[case["name"]] = []
-            extra.append(f"{p['class']}(data, {case['block_size']}) fails: {clip(str(record['error']), 300)}")
+            extra.append(f"{p['class']}(data, {case['block_size']}) fails: {raised(record['error'])}")
             continue
         itos = vocabulary(record.get("itos"))
         # No more draws than were asked for: the rest could only be forged.

@@ -40,12 +40,18 @@ from .. import sandbox
 from ..errors import ConfigError
 from ..reading import FileReading
 from ..records import CheckSpec, Part
+from ..runtime.text import escaped_from_code, quoted_from_code
 from .base import Context, Outcome, Param
+from .messages import SANDBOX_FAILED, names, printed, raised, said
 
 TIMEOUT = 10.0
 BATCH = 2
 SOLUTIONS = Path("solutions")
+# Outputs equal to float32 precision: within ATOL + RTOL * (the largest expected value). The scale
+# is always the expected values' (the reference's, or an equation's on attngrade's own weights),
+# never the student's output: an output of 1e6 somewhere must not widen the tolerance elsewhere.
 ATOL, RTOL = 1e-4, 1e-3
+FLOAT32_EPS = 2.0 ** -23  # the spacing of float32 numbers near 1: their relative precision
 
 PROPERTIES = ("shapes", "causal", "rows_sum_to_one", "gradients", "reference")
 PARAMS = (Param("module", (str,), required=True), Param("class", (str,), required=True),
@@ -88,11 +94,11 @@ def not_finished(run: Any, timeout: float) -> Outcome:
     code sends back can, so every other way a job ends is a verdict on the code (0, never pending)."""
     evidence = {"sandbox": sandbox_evidence(run)}
     if run.status == "failed":
-        return Outcome(0.0, (f"attngrade could not run your code ({clip(run.error, 500)}); course staff will look "
-                             "at it", isolation_line(run)), evidence, failed=True)
+        return Outcome(0.0, (f"{SANDBOX_FAILED} (the sandbox said {quoted_from_code(run.error, 500)}); course staff "
+                             "will look at it", isolation_line(run)), evidence, failed=True)
     lines = [f"{_why_not_finished(run, timeout)}: no property could be checked"]
     if run.output.strip():
-        lines.append("your code printed: " + clip(run.output.strip().splitlines()[-1], 200))
+        lines.append(f"{printed(run.output.strip().splitlines()[-1], 200)} (its last line of output)")
     return Outcome(0.0, (*lines, isolation_line(run)), evidence)
 
 
@@ -104,7 +110,7 @@ def _why_not_finished(run: Any, timeout: float) -> str:
         "memory": "your code's processes together held more memory than allowed"
                   + (f" ({run.memory // 1024**2} MiB at the last count)" if run.memory else "") + " and were stopped",
         "malformed": "your code sent back something malformed (not what attngrade's driver sends)",
-        "crashed": f"your code broke attngrade's driver ({clip(run.error, 300)})",
+        "crashed": f"your code broke attngrade's driver ({raised(run.error)})",
     }
     if run.status in reasons:
         return reasons[run.status]
@@ -115,7 +121,7 @@ def _why_not_finished(run: Any, timeout: float) -> str:
     if exit_.get("signal") == "SIGSEGV":
         return "your code crashed the Python process (SIGSEGV; very deep recursion does this)"
     if exit_.get("signal"):
-        return f"your code's process was ended by {exit_['signal']}"
+        return f"your code's process was ended by {quoted_from_code(exit_['signal'], 40)}"
     return (f"your code ended the process (exit code {exit_.get('code')}) before the checks finished; "
             "do not call exit() in a module")
 
@@ -123,16 +129,16 @@ def _why_not_finished(run: Any, timeout: float) -> str:
 # What reading the child's data raises when it is not what the driver sends: student code can
 # write to the result pipe itself (it runs in the driver's process) and end before the driver.
 MALFORMED = (TypeError, KeyError, ValueError, IndexError, AttributeError, ArithmeticError, RecursionError)
-QUOTE = 2000  # characters of any one line quoted back (an example, a message of the student's code)
+QUOTE = 2000  # characters of any one feedback line (an example, a message of the student's code)
 FEEDBACK = 32 * 1024  # characters of a whole part's feedback
 
 
 def malformed(run: Any, err: Exception) -> Outcome:
     """A child whose data is not the driver's: the student's code's doing, so no property holds (0)."""
-    said = (f"the results that came back from your code's process are not what attngrade's driver sends "
-            f"({type(err).__name__}: {clip(str(err), 160)}), so no property could be checked; your code must not "
+    told = (f"the results that came back from your code's process are not what attngrade's driver sends "
+            f"({type(err).__name__}: {said(str(err), 160)}), so no property could be checked; your code must not "
             "write to the process's pipes or end it early")
-    return Outcome(0.0, (said, isolation_line(run)), {"sandbox": sandbox_evidence(run)})
+    return Outcome(0.0, (told, isolation_line(run)), {"sandbox": sandbox_evidence(run)})
 
 
 def guarded(name: str, weight: float, judge: Callable[[], Property]) -> Property:
@@ -141,7 +147,7 @@ def guarded(name: str, weight: float, judge: Callable[[], Property]) -> Property
         return judge()
     except MALFORMED as err:
         return Property(name, False, f"{name}: your code sent back something malformed for this property "
-                                     f"({type(err).__name__}: {clip(str(err), 160)})", weight)
+                                     f"({type(err).__name__}: {said(str(err), 160)})", weight)
 
 
 def sandbox_evidence(run: Any) -> dict[str, Any]:
@@ -152,13 +158,16 @@ def sandbox_evidence(run: Any) -> dict[str, Any]:
 def isolation_line(run: Any) -> str:
     """Every isolation layer the job had, and every one missing here with the reason."""
     layers = run.layers or {}
-    active = [clip(str(a), 300) for a in layers.get("active") or []]
+    # The layers come on the control pipe, which only the sandbox writes before any student code
+    # runs; shown escaped all the same, as any text that passed through the child.
+    active = [escaped_from_code(a, 300) for a in layers.get("active") or []]
     missing = layers.get("missing") or {}
     if not active and not missing:
         return "your code ran in a sandbox that reported no isolation layers (it ended before it was set up)"
     line = f"your code ran in a sandbox with {len(active)} isolation layers: " + "; ".join(active)
     if missing:
-        line += ". Not available here: " + "; ".join(f"{name} ({clip(str(why), 160)})"
+        line += ". Not available here: " + "; ".join(f"{escaped_from_code(name, 100)} "
+                                                    f"({escaped_from_code(why, 160)})"
                                                     for name, why in sorted(missing.items()))
     return line
 
@@ -227,8 +236,8 @@ def run_module(files: Mapping[str, str], job: Mapping[str, Any], timeout: float,
     """The run of a `module` job, or the Outcome when it did not finish or the class could not be built."""
     run = run_code(files, job, timeout)
     if not isinstance(run, Outcome) and "construct_error" in run.data:
-        return score([Property("build", False, f"{job['class']}(config) fails: {run.data['construct_error']!s}")],
-                     points, run)
+        return score([Property("build", False, f"{job['class']}(config) fails: "
+                                                f"{raised(run.data['construct_error'])}")], points, run)
     return run
 
 
@@ -259,9 +268,11 @@ def shapes_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: flo
         info = outputs.get(str(t)) or {}
         want = [BATCH, t, width]
         if "error" in info:
-            bad.append(f"T={t}: {info['error']}")
+            bad.append(f"T={t}: {raised(info['error'])}")
         elif info.get("shape") != want:
-            bad.append(f"T={t}: output shape {info.get('shape') or info.get('type')}, expected {want}")
+            got = (f"output shape {said(info['shape'], 100)}" if info.get("shape")
+                   else f"an output of type {said(info.get('type'), 100)}")
+            bad.append(f"T={t}: {got}, expected {want}")
     if not bad:
         return Property("shapes", True, f"forward gives a (B, T, {width}) output for every T from "
                                         f"{min(job['lengths'])} to {max(job['lengths'])}", weight)
@@ -272,18 +283,28 @@ def shapes_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: flo
                                      f"first: {bad[0]}", weight)
 
 
-def causal_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: float = 1.0) -> Property:
+def causal_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: float = 1.0,
+                    scale: float = 0.0) -> Property:
+    """Outputs before position k unchanged when only the inputs from k on change: to ATOL + RTOL *
+    `scale`, the size of the outputs the module should give (the reference's, or the equation's on
+    attngrade's weights; 0 where none is known), never the size of the student's own outputs."""
     full = array((data.get("outputs") or {}).get(str(max(job["lengths"]))))
     changed = array(data.get("perturbed"))
     k = int(job["perturb_from"])
     if full is None or changed is None or full.shape != changed.shape:
-        error = (data.get("perturbed") or {}).get("error") or "no output at the full length"
-        return Property("causal", False, f"causality could not be checked: {error}", weight)
+        error = (data.get("perturbed") or {}).get("error")
+        why = raised(error) if error else "no output at the full length"
+        return Property("causal", False, f"causality could not be checked: {why}", weight)
     if not (finite(full) and finite(changed)):
         return Property("causal", False, "causality could not be checked: "
                         + _not_finite(full if not finite(full) else changed), weight)
+    tolerance = ATOL + RTOL * scale
+    size = max(float(np.max(np.abs(full), initial=0.0)), float(np.max(np.abs(changed), initial=0.0)))
+    if size * FLOAT32_EPS > tolerance / 4:  # float32 would round a change of the tolerance away
+        return Property("causal", False, f"causality could not be checked: your outputs are so large (up to "
+                        f"{size:.3g}) that float32 cannot show a change of {tolerance:.3g} in them", weight)
     diff = float(np.max(np.abs(full[:, :k] - changed[:, :k]))) if k else 0.0
-    if diff <= ATOL + RTOL * float(np.max(np.abs(full[:, :k]), initial=0.0)):
+    if diff <= tolerance:
         return Property("causal", True, f"causal: changing the inputs from position {k + 1} on leaves the outputs "
                                         f"before it unchanged", weight)
     return Property("causal", False, f"not causal: changing only the inputs from position {k + 1} on changed the "
@@ -292,7 +313,7 @@ def causal_property(job: Mapping[str, Any], data: Mapping[str, Any], weight: flo
 
 def gradients_property(data: Mapping[str, Any], weight: float = 1.0) -> Property:
     if "grads_error" in data:
-        return Property("gradients", False, f"backward failed: {data['grads_error']}", weight)
+        return Property("gradients", False, f"backward failed: {raised(data['grads_error'])}", weight)
     grads = data.get("grads") or {}
     if not grads:
         return Property("gradients", False, "no gradients came back", weight)
@@ -303,11 +324,11 @@ def gradients_property(data: Mapping[str, Any], weight: float = 1.0) -> Property
         raise ValueError("gradients for parameters other than the module's")
     odd = sorted(name for name, g in sizes.items() if g is not None and not (math.isfinite(g) and g >= 0))
     if odd:
-        return Property("gradients", False, "the gradients of " + ", ".join(odd) + " are NaN or infinite", weight)
+        return Property("gradients", False, f"the gradients of {names(odd)} are NaN or infinite", weight)
     dead = sorted(name for name, g in sizes.items() if not g)
     if dead:
-        return Property("gradients", False, "gradients do not reach " + ", ".join(dead) +
-                        ": those parameters are never used (or used without a gradient) in forward", weight)
+        return Property("gradients", False, f"gradients do not reach {names(dead)}: those parameters are never "
+                        "used (or used without a gradient) in forward", weight)
     return Property("gradients", True, "gradients reach every parameter", weight)
 
 
@@ -339,7 +360,10 @@ def params_table(data: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 def equal_outputs(job: Mapping[str, Any], data: Mapping[str, Any], expected: Mapping[int, np.ndarray],
                   name: str, what: str, weight: float = 1.0) -> Property:
-    """The outputs at every length equal `expected` (computed elsewhere) to float32 precision."""
+    """The outputs at every length equal `expected` to float32 precision: within ATOL + RTOL times the
+    largest expected value. `expected` is attngrade's (the reference module's outputs, an equation on
+    attngrade's own weights), never computed from what the student's code sent back: its scale is
+    the tolerance's."""
     outputs = data.get("outputs") or {}
     for t in job["lengths"]:
         got = array(outputs.get(str(t)))
@@ -347,17 +371,21 @@ def equal_outputs(job: Mapping[str, Any], data: Mapping[str, Any], expected: Map
         if want is None:
             continue
         if got is None or got.shape != want.shape:
-            return Property(name, False, f"{what}: no output of shape {list(want.shape)} at T={t}", weight)
+            error = (outputs.get(str(t)) or {}).get("error")
+            why = f": {raised(error)}" if error else ""
+            return Property(name, False, f"{what}: no output of shape {list(want.shape)} at T={t}{why}", weight)
         if not finite(got):  # NaN compares as neither near nor far: it is never equal
             return Property(name, False, f"{what}: at T={t} {_not_finite(got)}", weight)
-        if not finite(want):  # computed from what the code sent back: nothing is equal to it
-            return Property(name, False, f"{what}: at T={t} the expected output is NaN or infinite (it is computed "
-                                         "from values your code sent back, which are not all finite)", weight)
-        gap = float(np.max(np.abs(got - want), initial=0.0))
+        if not finite(want):  # the reference module's own outputs: nothing is equal to them
+            return Property(name, False, f"{what}: at T={t} the expected output is NaN or infinite; course staff "
+                                         "compare by hand", weight, is_pending=True)
+        gaps = np.abs(got - want).ravel()
+        gap = float(np.max(gaps, initial=0.0))
         if not gap <= ATOL + RTOL * float(np.max(np.abs(want), initial=0.0)):  # only a clear pass passes
+            worst = int(np.argmax(gaps))
             return Property(name, False, f"{what}: at T={t} your output differs by up to {gap:.3g} "
-                                         f"(e.g. {got.ravel()[0]:.4g} where {want.ravel()[0]:.4g} is expected)",
-                            weight)
+                                         f"(e.g. {got.ravel()[worst]:.4g} where {want.ravel()[worst]:.4g} is "
+                                         "expected)", weight)
     return Property(name, True, f"{what}: equal at every T", weight)
 
 
@@ -428,7 +456,7 @@ def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], reference: Ma
     w = p["weights"]
     judges: dict[str, Callable[[], Property]] = {
         "shapes": lambda: shapes_property(job, data, w["shapes"]),
-        "causal": lambda: causal_property(job, data, w["causal"]),
+        "causal": lambda: causal_property(job, data, w["causal"], largest(reference_outputs(job, reference))),
         "gradients": lambda: gradients_property(data, w["gradients"]),
         "rows_sum_to_one": lambda: rows_property(job, data, w["rows_sum_to_one"]),
         "reference": lambda: _reference_property(job, data, reference, w["reference"]),
@@ -436,15 +464,27 @@ def _judge(run: Any, job: Mapping[str, Any], p: Mapping[str, Any], reference: Ma
     return score([guarded(name, w[name], judges[name]) for name in p["properties"]], points, run)
 
 
+def reference_outputs(job: Mapping[str, Any], reference: Mapping[str, Any] | None) -> dict[int, np.ndarray]:
+    """The reference module's output at each length (none without a reference)."""
+    outputs = (reference or {}).get("outputs") or {}
+    return {t: a for t in job["lengths"] if (a := array(outputs.get(str(t)))) is not None}
+
+
+def largest(expected: Mapping[int, np.ndarray]) -> float:
+    """The largest finite expected value: the scale of a tolerance (0 when nothing is expected)."""
+    sizes = [float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0)) for a in expected.values()]
+    return max(sizes, default=0.0)
+
+
 def _reference_property(job: Mapping[str, Any], data: Mapping[str, Any], reference: Any, weight: float) -> Property:
     if reference is None:
         return Property("reference", False, "the reference module is not at hand; course staff compare by hand",
                         weight, is_pending=True)
     if data.get("weights_missing") or data.get("weights_unexpected"):
+        missing, unexpected = data.get("weights_unexpected") or [], data.get("weights_missing") or []
         return Property("reference", False, "your parameters differ from the starter's: "
-                        + ", ".join([f"missing {n}" for n in data.get("weights_unexpected") or []]
-                                    + [f"unexpected {n}" for n in data.get("weights_missing") or []]), weight)
-    expected = {t: a for t in job["lengths"]
-                if (a := array((reference.get("outputs") or {}).get(str(t)))) is not None}
+                        + "; ".join(([f"missing {names(missing)}"] if missing else [])
+                                    + ([f"unexpected {names(unexpected)}"] if unexpected else [])), weight)
+    expected = reference_outputs(job, reference)
     return equal_outputs(job, data, expected, "reference", "with the reference's weights copied in, the outputs "
                          "match the reference module", weight)

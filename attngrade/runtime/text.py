@@ -24,15 +24,55 @@ def safe_text(raw: Any, size: int = 2000) -> str:
 
 
 # Characters a terminal acts on rather than shows: C0 and C1 controls (ESC starts sequences that
-# recolour, retitle or erase what is on screen), DEL, and the bidirectional overrides and
-# isolates (which reorder what is shown). Line breaks and tabs stay.
+# recolour, retitle or erase what is on screen), DEL, the bidirectional marks, overrides and
+# isolates (which reorder what is shown), and the invisible ones (zero-width spaces and joiners,
+# the byte order mark, the Mongolian vowel separator, the line and paragraph separators, tag
+# characters), which make one text look like another. Line breaks and tabs stay.
 _ACTED_ON = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if chr(c) not in "\n\t"}
-_ACTED_ON.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+_ACTED_ON.update({c: f"\\u{c:04x}" for c in [0x061C, 0x180E, *range(0x200B, 0x2010), *range(0x2028, 0x202F),
+                                            0x2060, *range(0x2066, 0x206A), 0xFEFF]})
+_ACTED_ON.update({c: f"\\U{c:08x}" for c in range(0xE0000, 0xE0080)})
 
 
 def printable(text: str) -> str:
-    """`text` for a terminal or a spreadsheet cell: what either would act on is shown as its escape."""
+    """`text` for a terminal, a spreadsheet cell or a page: what any of them would act on, or
+    would not show, is shown as its escape."""
     return text.translate(_ACTED_ON)
+
+
+# Words only attngrade says of itself, on the sandbox's own word (its supervisor's status) or
+# when a check fails: never the student's code's to produce, however it writes them.
+GRADER_OWN = ("attngrade could not run your code", "attngrade itself failed")
+_GRADER_OWN = re.compile("|".join(re.escape(w) for w in GRADER_OWN), re.IGNORECASE)  # literals: no backtracking
+# In a quotation, also the line breaks and tabs (a quotation is one line), a lone surrogate (no
+# UTF-8 form) and the quotation marks themselves (text that closed the quotation could go on
+# in attngrade's voice).
+_QUOTED = {**_ACTED_ON, ord("\n"): "\\n", ord("\t"): "\\t", ord("\u00ab"): "\\u00ab", ord("\u00bb"): "\\u00bb",
+           **{c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)}}
+QUOTE = 300  # characters of one quotation, unless the caller says otherwise
+
+
+def quoted_from_code(raw: Any, limit: int = QUOTE) -> str:
+    """What the student's code said (an exception, printed output, a name it chose), quoted as its
+    own: «…», on one line, at most `limit` of its characters, every character a terminal or a
+    page would act on or hide shown as its escape, and attngrade's own words about itself
+    (GRADER_OWN) with their first letter escaped, so no quotation reads as attngrade speaking."""
+    shown, rest = _from_code(raw, limit)
+    return f"«{shown}»" + (f"…({rest} more characters)" if rest > 0 else "")
+
+
+def escaped_from_code(raw: Any, limit: int = QUOTE) -> str:
+    """Text that passed through the sandbox child but is normally the sandbox's own (its isolation
+    layers), shown as `quoted_from_code` shows a quotation, without the quotation marks."""
+    shown, rest = _from_code(raw, limit)
+    return shown + (f"…({rest} more characters)" if rest > 0 else "")
+
+
+def _from_code(raw: Any, limit: int) -> tuple[str, int]:
+    """The first `limit` characters of `raw`, escaped, and how many more there were."""
+    text = raw if isinstance(raw, str) else safe_text(raw, size=4 * limit)
+    shown = text[:limit].translate(_QUOTED)
+    return _GRADER_OWN.sub(lambda m: f"\\x{ord(m.group()[0]):02x}{m.group()[1:]}", shown), len(text) - limit
 
 
 _NUMBERED = re.compile(r"(.+)-[1-9][0-9]*")

@@ -45,3 +45,20 @@ def part(result, part_id: str):
 
 def failing(verdict) -> list[str]:
     return [p["name"] for p in verdict.evidence.get("properties", []) if not p["ok"]]
+
+
+# Characters no output may hold raw: a terminal acts on them (ESC, BEL, NUL, a carriage return), they
+# reorder what is shown (bidi overrides and isolates) or hide (a zero-width space). The bug classes
+# that raise and print them are in bugs.yaml.
+RAW = ("\x1b", "\x07", "\x00", "\r", "\u202e", "\u2066", "\u200b")
+
+
+def raw_characters(text: str) -> set[str]:
+    return {c for c in RAW if c in text}
+
+
+def grader_wording(lines) -> list[str]:
+    """Lines that say attngrade failed: only the sandbox's own status `failed` may make one."""
+    from attngrade.runtime.text import GRADER_OWN
+
+    return [line for line in lines if any(words in line for words in GRADER_OWN)]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from code_fixtures import BUGS, code_submission, failing, grade_code, part
+from code_fixtures import BUGS, code_submission, failing, grade_code, grader_wording, part, raw_characters
 
-DATASET_BUGS = [name for name, bug in BUGS.items() if bug["part"] == "2e"]
+DATASET_BUGS = [name for name, bug in BUGS.items() if bug["part"] == "2e" and "fails" in bug]
+ENDING_BUGS = [name for name, bug in BUGS.items() if bug["part"] == "2e" and "says" in bug]
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +32,17 @@ def test_each_bug_class_loses_points_on_the_property_it_breaks(tmp_path, a5, a5_
     assert BUGS[bug]["fails"] in failing(verdict), verdict.feedback
     failed = [line for line in verdict.feedback if line.startswith("FAILED")]
     assert failed and all("first:" in line or "never" in line for line in failed[:1]), failed
+    assert not raw_characters("".join(verdict.feedback)) and not grader_wording(verdict.feedback), verdict.feedback
+
+
+@pytest.mark.parametrize("bug", ENDING_BUGS)
+def test_code_that_ends_its_process_gets_zero_and_its_output_quoted(tmp_path, a5, a5_keys, torch, bug):
+    verdict = part(grade_code(code_submission(tmp_path / "s1", bug), a5, a5_keys), "2e")
+    assert (verdict.score, verdict.pending_points) == (0, 0), verdict.feedback
+    assert any(BUGS[bug]["says"] in line for line in verdict.feedback), verdict.feedback
+    printed = next(line for line in verdict.feedback if line.startswith("your code printed «"))
+    assert "\\x1b]0;retitled\\x07\\x1b[2J\\x1b[31mred\\u202eevil\\u200b" in printed, printed
+    assert not raw_characters("".join(verdict.feedback)) and not grader_wording(verdict.feedback), verdict.feedback
 
 
 def test_a_crash_on_a_tiny_document_is_a_warning_not_a_deduction(tmp_path, a5, a5_keys, torch):

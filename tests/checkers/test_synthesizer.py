@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attngrade.checkers.synthesizer import equation
-from code_fixtures import BUGS, code_submission, failing, grade_code, part
+from code_fixtures import BUGS, code_submission, failing, grade_code, grader_wording, part, raw_characters
 
 CODE_BUGS = [name for name, bug in BUGS.items() if bug["part"] == "2g.i"]
 CODE_POINTS = 4  # of 2g.i's 8: the prediction files keep the rest
@@ -29,6 +29,15 @@ def test_each_bug_class_loses_points_on_the_property_it_breaks(tmp_path, a5, a5_
     verdict = part(grade_code(code_submission(tmp_path / "s1", bug), a5, a5_keys), "2g.i")
     assert verdict.score < CODE_POINTS
     assert BUGS[bug]["fails"] in failing(verdict), verdict.feedback
+    assert not raw_characters("".join(verdict.feedback)) and not grader_wording(verdict.feedback), verdict.feedback
+
+
+def test_an_exception_is_quoted_as_the_codes_with_every_control_shown_as_its_escape(tmp_path, a5, a5_keys, torch):
+    verdict = part(grade_code(code_submission(tmp_path / "s1", "forward-raises-control-characters"), a5, a5_keys),
+                   "2g.i")
+    line = next(line for line in verdict.feedback if "the handout's equation" in line)
+    assert ("your code raised «Err\\x1b[31m\\u202eor\\u200b\\x0d\\nX: \\x1b[31mred\\u202e\\u2066text\\u200b "
+            "\\x61ttngrade itself failed (attention.py line") in line, line
 
 
 def test_the_equation_matches_torch_on_the_fixture(torch):

@@ -80,16 +80,53 @@ def test_an_output_that_is_not_finite_is_never_equal_nor_causal(bad):
 
 
 def test_an_expected_output_that_is_not_finite_is_never_a_pass():
-    """The expected output is recomputed from what the student's code sent back (its weights): one NaN
-    weight makes it NaN everywhere, and `gap > tol` is False for NaN. Any comparison that is not a
-    clear pass fails."""
+    """The expected output is attngrade's (the reference module's, an equation on attngrade's weights),
+    so one that is NaN is attngrade's to look into: the comparison waits for staff, and `gap > tol`
+    (False for NaN) never lets it pass."""
     job = {"lengths": [2], "perturb_from": 1}
     zeros = np.zeros((1, 2, 3))
     sent = {"outputs": {"2": {"shape": [1, 2, 3], "values": zeros.ravel().tolist()}}}
     want = zeros.copy()
     want[0, 0, 0] = float("nan")
     equal = equal_outputs(job, sent, {2: want}, "equation", "the output")
-    assert not equal.ok and "expected output is NaN or infinite" in equal.message
+    assert not equal.ok and equal.is_pending and "expected output is NaN or infinite" in equal.message
+
+
+def test_the_tolerance_is_the_expected_outputs_not_the_students():
+    """An output of 1e6 in one place widens nothing: the rest must still equal the expected outputs,
+    to a tolerance of the expected values' size."""
+    job = {"lengths": [2], "perturb_from": 1}
+    want = np.full((1, 2, 3), 0.5)
+    got = want + 0.05
+    got[0, 0, 0] = 1e6
+    sent = {"outputs": {"2": {"shape": [1, 2, 3], "values": got.ravel().tolist()}}}
+    assert not equal_outputs(job, sent, {2: want}, "reference", "the outputs").ok
+    big = want * 1e6  # an expected output that is large: float32's relative precision is what counts
+    close = {"outputs": {"2": {"shape": [1, 2, 3], "values": big.astype(np.float32).ravel().tolist()}}}
+    assert equal_outputs(job, close, {2: big}, "reference", "the outputs").ok
+
+
+def test_causality_is_judged_to_an_absolute_bound_where_nothing_is_expected():
+    """A leak of 0.01 into earlier outputs is not hidden by outputs of 1e6 that are the same in both
+    runs (a bias): float32 could not show the change, so causality is not checked, never passed."""
+    job = {"lengths": [3], "perturb_from": 2}
+    full = np.zeros((1, 3, 2))
+    full[0, :, 1] = 1e6
+    changed = full.copy()
+    changed[0, 0, 0] += 0.01
+    changed[0, 2] += 1.0
+    data = {"outputs": {"3": {"shape": [1, 3, 2], "values": full.ravel().tolist()}},
+            "perturbed": {"shape": [1, 3, 2], "values": changed.ravel().tolist()}}
+    found = causal_property(job, data)
+    assert not found.ok and "float32 cannot show" in found.message
+    full[0, :, 1] = 1.0
+    changed[0, :, 1] = 1.0
+    data["outputs"]["3"]["values"], data["perturbed"]["values"] = full.ravel().tolist(), changed.ravel().tolist()
+    found = causal_property(job, data)
+    assert not found.ok and "not causal" in found.message
+    changed[0, 0, 0] = 0.0  # the leak gone: causal
+    data["perturbed"]["values"] = changed.ravel().tolist()
+    assert causal_property(job, data).ok
 
 
 def test_rows_and_gradients_that_are_not_finite_fail():
