@@ -17,6 +17,7 @@ from . import (
     dimensions,
     equivalent,
     manual,
+    notebook_code,
     rotation,
     span_corruption,
     synthesizer,
@@ -55,6 +56,10 @@ REGISTRY: dict[str, Check] = {
         Check("synthesizer", synthesizer.check, params=synthesizer.PARAMS, prepare=synthesizer.prepare,
               runs_code=True),
         Check("torch_module", torch_module.check, params=torch_module.PARAMS, prepare=torch_module.prepare,
+              runs_code=True),
+        # the functions a Jupyter notebook defines, read without a kernel, run in the sandbox, checked by
+        # their properties
+        Check("notebook_code", notebook_code.check, params=notebook_code.PARAMS, prepare=notebook_code.prepare,
               runs_code=True),
     )
 }

@@ -15,6 +15,12 @@ Jobs:
   as built, and with the parameters of every module of the checked class re-drawn (a
   model that holds one but never calls it gives the same logits twice).
 
+- `notebook`: load the code a notebook's kept cells hold (`attngrade.checkers.notebook_cells`
+  cut it into chunks, one per top-level statement) as a module, chunk by chunk, so that one
+  that raises (an import the sandbox lacks) costs only what needs it; then call the named
+  functions on the inputs the job gives and return their outputs (or, for `gram`, the inner
+  products of the first output's rows: a feature map's values are too many to send).
+
 Every call on the student's objects (its methods may be anything) is inside a `try`: a
 failure costs the properties that need it and is reported as the student's.
 """
@@ -40,6 +46,8 @@ def run(job: Mapping[str, Any]) -> Any:
         return span_corruption(job)
     if kind == "module":
         return module(job)
+    if kind == "notebook":
+        return notebook(job)
     raise ValueError(f"unknown job kind {kind!r}")
 
 
@@ -290,3 +298,114 @@ def _gpt(spec: Mapping[str, Any], job: Mapping[str, Any], target: type) -> dict[
     except BaseException as err:  # noqa: BLE001
         found["run_error"] = error_text(err)
     return found
+
+
+# -- a notebook's code ------------------------------------------------------------------------
+MAX_VALUES = 65536  # values of one output sent back (a feature map's are reduced to inner products)
+MAX_CHUNK_ERRORS = 50  # failed chunks reported
+
+
+def notebook(job: Mapping[str, Any]) -> dict[str, Any]:
+    """Load the notebook's chunks as one module, then make the job's calls on it."""
+    out: dict[str, Any] = {"chunks": [], "defined": {}, "calls": {}}
+    _seed(int(job.get("seed", 0)))
+    mod = _notebook_module(job, out)
+    for name in job.get("names") or ():
+        value = getattr(mod, str(name), None)
+        out["defined"][str(name)] = ("missing" if value is None else "class" if isinstance(value, type)
+                                     else "function" if callable(value) else type(value).__name__[:100])
+    for call in job.get("calls") or ():
+        out["calls"][str(call["id"])] = _notebook_call(mod, call)
+    return out
+
+
+def _notebook_module(job: Mapping[str, Any], out: dict[str, Any]) -> types.ModuleType:
+    """The module the chunks make, each run in its namespace in turn (line numbers kept)."""
+    name = str(job["module"])
+    path = Path.cwd() / f"{name}.py"
+    mod = types.ModuleType(name)
+    mod.__file__ = str(path)
+    sys.modules[name] = mod  # classes and dataclasses defined in it look their module up
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for index, (first, last) in enumerate(job.get("chunks") or ()):
+        text = "\n" * (int(first) - 1) + "".join(lines[int(first) - 1:int(last)])
+        try:
+            # The student's notebook code, in this sandboxed child: what importing it as a module
+            # would run, one top-level statement at a time.
+            exec(compile(text, str(path), "exec"), mod.__dict__)  # noqa: S102
+        except BaseException as err:  # noqa: BLE001 - the student's code, whatever it raises
+            if len(out["chunks"]) < MAX_CHUNK_ERRORS:
+                out["chunks"].append({"chunk": index, "error": error_text(err)})
+    return mod
+
+
+def _notebook_call(mod: types.ModuleType, call: Mapping[str, Any]) -> dict[str, Any]:
+    """One call of a notebook's function on the job's inputs: its outputs, or the error."""
+    import torch
+
+    try:
+        function = getattr(mod, str(call["function"]))
+        args = [_argument(a) for a in call.get("args") or ()]
+        with torch.no_grad():
+            result = function(*args)
+        several = isinstance(result, tuple) or (isinstance(result, list) and 0 < len(result) <= 4
+                                                 and all(isinstance(x, torch.Tensor) for x in result))
+        outputs = list(result) if several else [result]
+        if call.get("reduce") == "gram":
+            return {"count": len(outputs), "outputs": [_gram(outputs[0])] if outputs else []}
+        return {"count": len(outputs), "outputs": [_values(o) for o in outputs[:4]]}
+    except BaseException as err:  # noqa: BLE001 - the student's function, whatever it raises
+        return {"error": error_text(err)}
+
+
+def _argument(spec: Mapping[str, Any]) -> Any:
+    """An input the grader described: a tensor of values, random normal values from a seed, or a plain value."""
+    import torch
+
+    if "tensor" in spec:
+        dtype = {"float32": torch.float32, "bool": torch.bool, "int64": torch.int64}[spec.get("dtype", "float32")]
+        return torch.tensor(spec["tensor"], dtype=dtype)
+    if "randn" in spec:
+        g = torch.Generator().manual_seed(int(spec["seed"]))
+        return torch.randn([int(n) for n in spec["randn"]], generator=g)
+    return spec.get("value")
+
+
+def _as_tensor(value: Any) -> Any:
+    """A student's output as a tensor: a tensor, a numpy array or nested lists of numbers; else None."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if type(value).__module__ == "numpy" or isinstance(value, (list, tuple, bool, int, float)):
+        try:
+            return torch.as_tensor(value)
+        except BaseException:  # noqa: BLE001 - not numbers
+            return None
+    return None
+
+
+def _values(value: Any) -> dict[str, Any]:
+    import torch
+
+    tensor = _as_tensor(value)
+    if tensor is None:
+        return {"type": type(value).__name__[:100]}
+    info = {"dtype": str(tensor.dtype).replace("torch.", ""), "shape": list(tensor.shape)}
+    if tensor.numel() <= MAX_VALUES:
+        flat = tensor.reshape(-1)
+        info["values"] = (flat if flat.dtype == torch.bool else flat.double()).tolist()
+    return info
+
+
+def _gram(value: Any) -> dict[str, Any]:
+    """The inner products of a 2-D output's rows (its shape alone when it is not 2-D)."""
+    tensor = _as_tensor(value)
+    if tensor is None:
+        return {"type": type(value).__name__[:100]}
+    info: dict[str, Any] = {"dtype": str(tensor.dtype).replace("torch.", ""), "shape": list(tensor.shape)}
+    if tensor.dim() == 2 and tensor.shape[0] <= 256 and tensor.is_floating_point():
+        rows = tensor.double()
+        info["gram"] = (rows @ rows.T).reshape(-1).tolist()
+    return info
+

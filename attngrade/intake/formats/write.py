@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import yaml
 
 from ...records import Field, Homework, Part
+from . import notebook_code
 from .markdown import PLACEHOLDER_ID, is_placeholder_id
 
 FORMAT_NAMES = ("yaml", "md", "ipynb", "tex")
@@ -86,14 +87,15 @@ def field_kind(f: Field) -> str:
 
 
 # -- Markdown ------------------------------------------------------------------------------------
-def _answer_block(part: Part, answer: Any, *, hashes: str = "###") -> str:
+def _answer_block(part: Part, answer: Any, *, hashes: str = "###", files: bool = False) -> str:
+    """`files`: file fields get a line too (a notebook-code part names its notebook there)."""
     lines = [f"{hashes} Answer {part.id}", ""]
     fields = _fields_of(part, answer)
     if isinstance(fields, str):
         lines.append(fields)
     else:
         for f in part.fields:
-            if f.kind == "file":
+            if f.kind == "file" and not files:
                 continue
             value = _say((fields or {}).get(f.name))
             first, *rest = value.split("\n") if value else [""]
@@ -138,25 +140,43 @@ def _cell(kind: str, text: str, **metadata: Any) -> dict[str, Any]:
 
 def notebook(homework: Homework, answers: Mapping[str, Any] | None = None, student: str = PLACEHOLDER_ID) -> str:
     answers = answers or {}
+    code = ("code cells are read only for the parts that ask for code, from the notebook their answer line names."
+            if notebook_code.has_code(homework) else "code cells are not read.")
     cells = [_cell("markdown", f"# {homework.course}: {homework.title}\n\nWrite each answer in the cell under "
                                "its heading `### Answer <part>`: `field: value`, one per line. Keep the heading. "
-                               "An answer may go on in Markdown cells below it, up to the next heading; code "
-                               "cells are not read.")]
+                               f"An answer may go on in Markdown cells below it, up to the next heading; {code}")]
     for problem in homework.problems:
         cells.append(_cell("markdown", f"## {problem.title or problem.id}\n\n{problem.intro.strip()}".strip()))
         for part in problem.parts:
-            # A heading of its own, so the answer cell before it ends here.
-            cells.append(_cell("markdown", f"### {part.id} ({_points(part)})\n\n" + "\n\n".join(_describe(part)),
-                               attngrade={"statement": part.id}))
-            if any(f.kind != "file" for f in part.fields):
-                cells.append(_cell("markdown", _answer_block(part, answers.get(part.id)),
-                                   tags=["attngrade-answer"], attngrade={"part": part.id}))
+            cells += _part_cells(homework, part, answers.get(part.id))
     data = {"nbformat": 4, "nbformat_minor": 5, "cells": cells,
             "metadata": {"attngrade": {"homework": homework.id, "student": student},
                          "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
     for number, cell in enumerate(data["cells"]):
         cell["id"] = f"cell-{number}"
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def _part_cells(homework: Homework, part: Part, answer: Any) -> list[dict[str, Any]]:
+    """A part's statement cell (a heading of its own, so the answer cell before it ends there), the
+    stubs of a notebook-code part, and its answer cell."""
+    code = notebook_code.definitions(part)
+    lines = _describe(part)
+    if code:
+        field = notebook_code.notebook_field(part)
+        filename = part.field(field).filename or ""
+        lines = [notebook_code.describe(part, homework, filename) if line.startswith(f"Hand in the file `{filename}`")
+                 else line for line in lines]
+    cells = [_cell("markdown", f"### {part.id} ({_points(part)})\n\n" + "\n\n".join(lines),
+                   attngrade={"statement": part.id})]
+    if code:
+        cells += notebook_code.stub_cells(part)
+        fields = _fields_of(part, answer)
+        answer = {field: "", **(fields if isinstance(fields, dict) else {})}
+    if code or any(f.kind != "file" for f in part.fields):
+        cells.append(_cell("markdown", _answer_block(part, answer, files=bool(code)), tags=["attngrade-answer"],
+                           attngrade={"part": part.id}))
+    return cells
 
 
 # -- LaTeX ------------------------------------------------------------------------------------------

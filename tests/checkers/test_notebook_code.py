@@ -1,0 +1,345 @@
+"""notebook_code: the definitions of a Jupyter notebook, read without a kernel and checked by their
+properties in the sandbox (EECS182 Fa22 HW8, part 1.code).
+
+The class under tests/data/notebooks/fa22-code/class/ (see mistakes.yaml beside it) holds the reference
+notebook, a right notebook written differently, and one notebook per real mistake class; each
+mistake must lose exactly the properties it breaks."""
+
+from __future__ import annotations
+
+import importlib.abc
+import json
+import os
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from attngrade import sandbox
+from attngrade.checkers import REGISTRY, Context
+from attngrade.checkers.notebook_cells import NotebookError, extract
+from attngrade.checkers.notebook_contracts import CONTRACTS
+from attngrade.cli import main
+from attngrade.errors import ConfigError
+from attngrade.grading import InProcess, assignment, grade_submission
+from attngrade.intake.submissions import load_submission
+from attngrade.problems import load_homework, prepare_check
+from attngrade.reading import read_field
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "notebooks" / "fa22-code"
+CLASS = DATA / "class"
+MISTAKES = yaml.safe_load((DATA / "mistakes.yaml").read_text(encoding="utf-8"))
+REFERENCE = ROOT / "solutions" / "eecs182-fa22-hw8" / "reference" / "Summarization.ipynb"
+HW = load_homework("eecs182-fa22-hw8")
+PART = HW.part("1.code")
+PROPERTIES = ["attention.rows", "attention.masked", "attention.output", "attention.scale", "causal_mask",
+              "padding_mask", "positional_encoding.values", "positional_encoding.shift", "random_features.norm",
+              "random_features.kernel"]
+KERNEL_MODULES = ("ipykernel", "jupyter_client", "nbclient", "nbconvert", "IPython", "jupyter_core")
+
+
+def notebook(*sources: str | tuple[str, list[str]]) -> str:
+    """A notebook's JSON with one code cell per source (a (source, tags) pair for a tagged cell)."""
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": "# a notebook"}]
+    for item in sources:
+        source, tags = item if isinstance(item, tuple) else (item, [])
+        cells.append({"cell_type": "code", "metadata": {"tags": tags} if tags else {}, "outputs": [],
+                      "execution_count": None, "source": source.splitlines(keepends=True)})
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+
+
+def failed(feedback: list[str]) -> set[str]:
+    """The properties a verdict's feedback says failed (`FAILED: name: ...`)."""
+    return {line.split(":")[1].strip() for line in feedback if line.startswith("FAILED: ")}
+
+
+def passed(feedback: list[str]) -> set[str]:
+    return {line.split(":")[1].strip() for line in feedback if line.startswith("ok: ")}
+
+
+# -- reading the cells: no kernel, one rule ----------------------------------------------------------
+def test_the_reference_keeps_its_definitions_and_leaves_out_plots_training_and_shell_lines():
+    read = extract(REFERENCE.read_text(encoding="utf-8"))
+    assert {"attention", "causal_mask", "padding_mask", "positional_encoding", "random_features", "Summarizer",
+            "math", "torch", "F", "device", "PAD_ID", "D_MODEL"} <= set(read.defined)
+    assert "tokenizer" in read.dropped_names and "model" in read.dropped_names  # calls: left out, and said
+    why = read.left_out
+    assert why["shell or magic lines (! or %)"] == [2, 3] and why["a cell magic (%%)"] == [18]
+    assert why["top-level code that runs (calls, loops, plots, training)"] == [6, 11, 13, 15]
+    assert "plt.show" not in read.source and "optimizer.step" not in read.source and "!pip" not in read.source
+    # a kept statement keeps its place: the attention cell is cell 5, its def on line 1
+    chunk = read.defined["attention"]
+    assert (chunk.cell, chunk.line) == (5, 1)
+    assert read.place(chunk.first + 3) == "cell 5, line 4"
+
+
+def test_statements_are_kept_by_what_they_do():
+    read = extract(notebook(
+        "import os; os.system('rm -rf /')\nD = 64\nscale = D ** -0.5\ncausal = lambda n: torch.ones(n, n).tril()\n",
+        "if torch.cuda.is_available():\n    DEVICE = 'cuda'\nelse:\n    DEVICE = 'cpu'\n",
+        "try:\n    import seaborn\nexcept ImportError:\n    seaborn = None\n",
+        "if __name__ == '__main__':\n    main()\n",
+        "history = fit(model)\nfor epoch in range(3):\n    step()\nwith open('x') as f:\n    data = f.read()\n",
+        "torch.manual_seed(0)\nprint('hello')\nmodel\n",
+        "torch.softmax?\ndef f(x):\n    return x\n",
+        "def broken(:\n    pass\n",
+    ))
+    assert {"os", "D", "scale", "causal", "DEVICE", "seaborn", "f"} <= set(read.defined)
+    assert "os.system" not in read.source and "main()" not in read.source and "fit(" not in read.source
+    assert "torch.manual_seed(0)" in read.source and "print(" not in read.source
+    assert read.left_out["not Python"] == [9]
+    assert read.left_out["top-level code that runs (calls, loops, plots, training)"] == [2, 5, 6, 7]
+    assert read.dropped_names["history"] == 6
+
+
+def test_cell_tags_and_the_homeworks_patterns_override_the_rule():
+    text = notebook(("vocab = build_vocab(corpus)\n", []), ("train(model)\n", ["attngrade-keep"]),
+                    ("def helper():\n    return 1\n", ["attngrade-drop"]), "import matplotlib.pyplot as plt\n",
+                    "TABLE = make_table()\n")
+    default = extract(text)
+    assert "vocab" not in default.defined and "train(model)" in default.source and "helper" not in default.defined
+    custom = extract(text, keep=["build_vocab", "make_*"], drop=["matplotlib*"])
+    assert {"vocab", "TABLE"} <= set(custom.defined) and "plt" not in custom.defined
+
+
+def test_what_cannot_be_read_is_said_and_bounded():
+    with pytest.raises(NotebookError, match="not a valid notebook: line 1"):
+        extract("{not json")
+    with pytest.raises(NotebookError, match="no list of cells"):
+        extract(json.dumps({"nbformat": 4, "cells": "none"}))
+    with pytest.raises(NotebookError, match="JSON objects and lists"):
+        extract("[" * 600_000)
+    with pytest.raises(NotebookError, match="its source is not text"):
+        extract(json.dumps({"nbformat": 4, "cells": [{"cell_type": "code", "source": [1, 2]}]}))
+    huge = extract(notebook("x = 1\n" * 40_000, "y = 2\n"))
+    assert "y" in huge.defined and "x" not in huge.defined
+    assert list(huge.left_out) == ["longer than 200,000 characters"]
+    deep = extract(notebook("x = " + "(" * 5000 + ")" * 5000 + "\n", "z = 1\n"))
+    assert deep.left_out["not Python"] == [2] and "z" in deep.defined
+
+
+def test_an_old_notebook_is_read_in_version_4s_layout():
+    read = extract((ROOT / "tests" / "data" / "notebooks" / "nbformat-3.ipynb").read_text(encoding="utf-8"))
+    assert read.cells == 1 and read.left_out == {"top-level code that runs (calls, loops, plots, training)": [3]}
+
+
+def test_reading_runs_nothing_and_needs_no_kernel(tmp_path):
+    marker = tmp_path / "ran.txt"
+    text = notebook(f"open({str(marker)!r}, 'w').write('ran')\n",
+                    (f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n", ["attngrade-keep"]))
+    read = extract(text)
+    assert "write_text" in read.source and not marker.exists()
+    assert not any(name.split(".")[0] in KERNEL_MODULES for name in sys.modules)
+
+
+# -- the check's params ------------------------------------------------------------------------------
+def test_the_params_are_checked_when_the_bank_loads():
+    spec = PART.checks[0]
+    for params, words in (({"definitions": {"attention": "softmax"}}, "unknown contract 'softmax'"),
+                          ({"definitions": {"2d": None}}, "not a Python name"),
+                          ({"definitions": {"f": None}, "weights": {"g.defined": 1}}, "unknown properties"),
+                          ({"definitions": {"f": {"signature": "x, y"}}}, "parameters in parentheses"),
+                          ({"definitions": {"f": None}, "notebook": "*.py"}, "does not match the notebook pattern")):
+        with pytest.raises(ConfigError, match=words):
+            prepare_check(PART, replace(spec, params=params), "1.code")
+    assert set(spec.prepared["weights"]) == set(PROPERTIES)
+
+
+# -- graded in the sandbox ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+class NoKernel(importlib.abc.MetaPathFinder):
+    """Refuses, and counts, any import of a Jupyter kernel or client while grading."""
+
+    def __init__(self):
+        self.tried: list[str] = []
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in KERNEL_MODULES:
+            self.tried.append(name)
+            raise ImportError(f"{name}: no kernel while grading")
+        return None
+
+
+def kernel_processes() -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if entry.name.isdigit() and any(word in line for word in ("ipykernel", "jupyter", "kernel_launcher")):
+            found.append(line)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded_class(torch, tmp_path_factory):
+    """The whole class through `grade run`, with a guard that refuses any kernel import."""
+    out = tmp_path_factory.mktemp("fa22") / "out"
+    guard = NoKernel()
+    sys.meta_path.insert(0, guard)
+    try:
+        code = main(["run", str(CLASS), "-o", str(out), "--workers", "1"])
+        processes = kernel_processes()
+    finally:
+        sys.meta_path.remove(guard)
+    assert code == 0
+    results = {r["student"]: r for r in json.loads((out / "results.json").read_text())}
+    return results, guard.tried, processes, out
+
+
+def code_part(result: dict) -> dict:
+    return next(p for p in result["parts"] if p["id"] == "1.code")
+
+
+@pytest.mark.parametrize("student", ["reference", "alternative"])
+def test_right_notebooks_get_full_code_marks(graded_class, student):
+    verdict = code_part(graded_class[0][student])
+    assert verdict["score"] == 10 and verdict["status"] == "correct", verdict["feedback"]
+    assert passed(verdict["feedback"]) == set(PROPERTIES)
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_each_mistake_loses_exactly_the_properties_it_breaks(graded_class, mistake):
+    verdict = code_part(graded_class[0][mistake])
+    broken = set(MISTAKES[mistake]["fails"])
+    assert failed(verdict["feedback"]) == broken, verdict["feedback"]
+    assert passed(verdict["feedback"]) == set(PROPERTIES) - broken
+    assert verdict["score"] == 10 - len(broken) and verdict["pending_points"] == 0
+
+
+def test_no_kernel_is_started_or_imported(graded_class):
+    _, tried, processes, _ = graded_class
+    assert tried == [] and processes == []
+    assert not any(name.split(".")[0] in KERNEL_MODULES for name in sys.modules)
+
+
+def test_the_feedback_says_what_was_read_and_names_cells(graded_class):
+    results, _, _, out = graded_class
+    feedback = code_part(results["reference"])["feedback"]
+    assert any(line.startswith("Summarization.ipynb: read 12 code cells without running them") for line in feedback)
+    assert "cell 3, line 4: ModuleNotFoundError: No module named 'matplotlib'; the rest of the notebook's code was " \
+           "loaded without it" in feedback
+    scale = next(line for line in code_part(results["wrong-scale"])["feedback"] if "attention.scale" in line)
+    assert "scaled by 1/d = 0.0625; the scale is 1/√d = 0.25" in scale
+    report = (out / "wrong-scale" / "report.html").read_text(encoding="utf-8")
+    assert "attention.scale" in report and "1/√d" in report
+
+
+def test_grade_check_of_a_fa22_notebook_shows_the_code_verdicts(torch, capsys):
+    assert main(["check", str(CLASS / "triu-causal-mask")]) == 0
+    shown = capsys.readouterr().out
+    assert "1.code   partial    9/10" in shown
+    assert "FAILED: causal_mask: causal_mask(4) is True where j ≥ i (torch.triu" in shown
+    assert "ok: attention.scale: the scores are scaled by 1/√d" in shown
+
+
+# -- the template: stubs to fill ---------------------------------------------------------------------
+def reference_definitions() -> dict[str, str]:
+    import ast
+
+    found = {}
+    for cell in json.loads(REFERENCE.read_text(encoding="utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and source.startswith("def "):
+            for node in ast.parse(source).body:
+                found[node.name] = ast.get_source_segment(source, node) + "\n"
+    return found
+
+
+def test_the_template_holds_stubs_that_the_reference_fills_to_full_marks(torch, tmp_path, capsys):
+    assert main(["assign", "eecs182-fa22-hw8", "--format", "ipynb", "-o", str(tmp_path / "t")]) == 0
+    template = tmp_path / "t" / "eecs182-fa22-hw8.ipynb"
+    data = json.loads(template.read_text(encoding="utf-8"))
+    stubs = {c["metadata"]["attngrade"]["definition"]: c for c in data["cells"]
+             if c["cell_type"] == "code" and "definition" in c["metadata"].get("attngrade", {})}
+    assert list(stubs) == ["attention", "causal_mask", "padding_mask", "positional_encoding", "random_features"]
+    assert stubs["attention"]["source"].startswith("def attention(Q, K, V, mask=None):")
+    # as handed out, the part is unanswered
+    blank = grade_submission(assignment(HW, None, self_check=True), load_submission(template))
+    assert next(v for v in blank.parts if v.part == "1.code").status == "missing"
+    # stubs left as they are, the notebook named: every property says the stub raised, in its cell
+    stubbed = tmp_path / "stubbed"
+    stubbed.mkdir()
+    answer = next(c for c in data["cells"] if c["metadata"].get("attngrade", {}).get("part") == "1.code"
+                  and c["cell_type"] == "markdown" and "Answer" in c["source"])
+    answer["source"] = answer["source"].replace("notebook:", "notebook: hw8.ipynb")
+    (stubbed / "hw8.ipynb").write_text(json.dumps(data), encoding="utf-8")
+    assert main(["check", str(stubbed)]) == 0
+    shown = capsys.readouterr().out
+    assert "FAILED: attention.rows: calling it raised NotImplementedError: attention: write it here (cell 5, line 3)" \
+        in shown
+    # filled with the reference's definitions: full marks
+    for name, source in reference_definitions().items():
+        if name in stubs:
+            stubs[name]["source"] = source
+    (stubbed / "hw8.ipynb").write_text(json.dumps(data), encoding="utf-8")
+    result = grade_submission(assignment(HW, None, self_check=True), load_submission(stubbed))
+    verdict = next(v for v in result.parts if v.part == "1.code")
+    assert verdict.score == 10, verdict.feedback
+
+
+# -- without PyTorch, without definitions ------------------------------------------------------------
+def run_check(folder: Path):
+    reading = read_field(PART, PART.fields[0], None, folder)
+    return REGISTRY["notebook_code"].run({"notebook": reading}, Context(part=PART, spec=PART.checks[0]))
+
+
+def test_without_pytorch_the_points_wait_for_staff(tmp_path, monkeypatch):
+    shutil.copy(REFERENCE, tmp_path / "Summarization.ipynb")
+    monkeypatch.setattr(sandbox, "torch_missing", lambda: sandbox.TORCH_MISSING)
+    outcome = run_check(tmp_path)
+    assert outcome.is_pending and outcome.earned == 0
+    assert outcome.feedback[0].startswith("Summarization.ipynb: read 12 code cells")
+    assert sandbox.TORCH_MISSING in outcome.feedback
+
+
+def test_a_notebook_without_the_definitions_is_told_where_they_went(tmp_path, monkeypatch):
+    (tmp_path / "Summarization.ipynb").write_text(notebook(
+        "attention = make_attention()\n", "import torch\nprint(torch.__version__)\n"), encoding="utf-8")
+    monkeypatch.setattr(sandbox, "run", lambda *a, **k: pytest.fail("nothing to run, nothing is run"))
+    outcome = run_check(tmp_path)
+    assert outcome.earned == 0 and not outcome.is_pending
+    assert ("FAILED: attention.rows: attention is bound only by a top-level statement that runs code (cell 2), "
+            "which is left out: define it with def") in outcome.feedback
+    assert "FAILED: causal_mask: causal_mask is not defined in the notebook's code cells" in outcome.feedback
+
+
+def test_a_broken_notebook_file_is_unreadable_not_wrong(tmp_path):
+    (tmp_path / "Summarization.ipynb").write_text('{"cells": [', encoding="utf-8")
+    outcome = run_check(tmp_path)
+    assert outcome.invalid and "not a valid notebook" in outcome.feedback[0]
+
+
+# -- the judges on numbers: tolerances are the inputs', never the student's ---------------------------
+def test_an_output_cannot_widen_its_own_tolerance():
+    rng = np.random.default_rng(0)
+    calls, inputs = CONTRACTS["attention"].probes("attention", rng)
+    q, k, v = inputs["Q"], inputs["K"], inputs["V"]
+    scores = q @ k.transpose(0, 2, 1) / 4
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    out = w @ v
+    out[0, 0, 0] += 1e-2  # off in one entry
+    out[1, 0, 0] = 1e12  # and huge in another: a tolerance scaled by the output would take both
+    sent = {"outputs": [{"shape": list(out.shape), "values": out.ravel().tolist()},
+                        {"shape": list(w.shape), "values": w.ravel().tolist()}], "count": 2}
+    data = {"attention.plain": sent, "attention.masked": sent}
+    weights = {f"attention.{p}": 1.0 for p in ("rows", "masked", "output", "scale")}
+    found = {p.name: p for p in CONTRACTS["attention"].judge("attention", data, inputs, weights)}
+    assert not found["attention.output"].ok and found["attention.rows"].ok and found["attention.scale"].ok
+    nan = w.copy()
+    nan[0, 0, 0] = np.nan
+    data["attention.plain"] = {**sent, "outputs": [sent["outputs"][0], {"shape": list(w.shape),
+                                                                        "values": nan.ravel().tolist()}]}
+    again = {p.name: p for p in CONTRACTS["attention"].judge("attention", data, inputs, weights)}
+    assert not again["attention.rows"].ok and not again["attention.scale"].ok  # NaN is never a pass
