@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -18,6 +19,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=False,  # the templates ship with the package: no stat of their files per report
+        finalize=_shown,
     )
     env.filters["points"] = lambda x: f"{round(x, 2):g}"  # two decimals for reading; JSON keeps them exact
     env.filters["counted"] = counted  # {{ n | counted("point") }}: '1 point', '2 points'
@@ -28,3 +30,12 @@ def environment() -> Environment:
     env.filters["printable"] = lambda text: printable(str(text))
     env.globals["Status"] = Status  # templates compare statuses with its members, never with bare words
     return env
+
+
+def _shown(value: Any) -> Any:
+    """Every value a page shows, as it is shown: autoescaping makes text safe for HTML, not for the
+    reader. Feedback quotes what a student's code said and answers are the student's own, so the
+    controls and the marks that would reorder or hide text (an override that makes a line read
+    backwards, a zero-width space, a carriage return) are shown as their escapes wherever they come
+    from; markup keeps its type (the translation only replaces such characters, and leaves tags)."""
+    return printable(value) if isinstance(value, str) else value
