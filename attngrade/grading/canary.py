@@ -58,8 +58,10 @@ def code_checks(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment])
 
 
 def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budget: float,
-          bank: Any = None) -> Proof:
-    """Grade the reference's code for every code check among `tasks`; what did not earn full marks."""
+          bank: Any = None, private: Iterable[Path] = ()) -> Proof:
+    """Grade the reference's code for every code check among `tasks`; what did not earn full marks. `private`:
+    what else no job may read (the class's submissions, the output folder), besides keys, gold and reference."""
+    private = tuple(Path(p) for p in private)
     wanted = code_checks(tasks, assignments)
     unproven: dict[Check, str] = {}
     notes = []
@@ -72,7 +74,7 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
         if note:
             notes.append(note)
         for (part, index), outcome in found.items():
-            why = _shortfall(given, part, index, outcome) or _exposed(given, outcome)
+            why = _shortfall(given, part, index, outcome) or _exposed(given, outcome, private)
             if why:
                 unproven[(homework, part, index)] = why
     for (homework, part, _), why in sorted(unproven.items()):
@@ -81,16 +83,16 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
     return Proof(unproven, tuple(dict.fromkeys(notes)))
 
 
-def _exposed(given: Assignment, outcome: Outcome | None) -> str:
-    """Why the keys are within the jobs' reach ("" when they are not). A job with neither a minimal root nor
-    Landlock (a container that refuses both) reads whatever its uid may: only file permissions keep the
-    keys, gold and reference from it."""
+def _exposed(given: Assignment, outcome: Outcome | None, private: tuple[Path, ...]) -> str:
+    """Why something no job may read is within the jobs' reach ("" when it is not). A job with neither a
+    minimal root nor Landlock (a container that refuses both) reads whatever its uid may: only file
+    permissions keep the keys, gold, reference, classmates' submissions and results from it."""
     active = " ".join((((outcome.evidence if outcome else {}).get("sandbox") or {}).get("layers") or {})
                       .get("active") or [])
     if "minimal root" in active or "Landlock" in active:
         return ""
     secrets = [given.reference.parent] if given.reference is not None else []
-    for path in [*secrets, *given.gold.values()]:
+    for path in [*secrets, *given.gold.values(), *private]:
         readable = readable_by_others(Path(path))
         if readable is not None:
             return (f"{readable} can be read by any user, and the jobs here have neither Landlock nor a mount "
@@ -98,9 +100,9 @@ def _exposed(given: Assignment, outcome: Outcome | None) -> str:
     return ""
 
 
-def readable_by_others(path: Path, limit: int = 10_000) -> Path | None:
+def readable_by_others(path: Path, limit: int = 100_000) -> Path | None:
     """A file under `path` that a uid of its own could read (the folders above it open to all), or None."""
-    if not all(os.stat(above).st_mode & 0o001 for above in path.resolve().parents):
+    if not path.exists() or not all(os.stat(above).st_mode & 0o001 for above in path.resolve().parents):
         return None
     todo, seen = [path.resolve()], 0
     while todo and seen < limit:

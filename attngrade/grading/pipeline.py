@@ -222,7 +222,8 @@ class _Run:
                 stream = _stream(runner, items, resolve, self.hooks.showing)
                 planned = plan_split(items, resolve, self.stats, self.processes, self.hooks.progress.advance,
                                      on_task=stream.add if stream is not None else None)
-            outcomes = self._checked(planned, items, runner, stream)
+            private = [*source.paths, *([source.out] if source.out else [])]
+            outcomes = self._checked(planned, items, runner, stream, private)
         finally:
             if stream is not None:
                 stream.close()  # the run stopped first (a broken key, Ctrl-C): its workers go now
@@ -250,7 +251,8 @@ class _Run:
             runner = replace(runner, on_done=self.hooks.progress.advance)
         return runner
 
-    def _checked(self, planned: Plan, items: Any, runner: Executor, stream: Stream | None) -> dict:
+    def _checked(self, planned: Plan, items: Any, runner: Executor, stream: Stream | None,
+                 private: list[Path]) -> dict:
         """The run stage: the outcome of every task of `planned`; the hooks' `meanwhile` is this
         process's own work while the workers of a stream check what the plan sent them."""
         if self.options.freeze and len(items) < LARGE_CLASS:
@@ -263,7 +265,7 @@ class _Run:
         if self.hooks.named is not None and not isinstance(items, Loaded):
             self.hooks.named(*_who(planned.entries))
         with _timed(self.timings, "run"):
-            proof = self._proved(planned, stream)
+            proof = self._proved(planned, stream, private)
             tasks = {key: task for key, task in planned.tasks.items() if proof.holds(key)}
             self.hooks.progress.stage(f"checking {len(tasks)} distinct answers", len(tasks))
             if stream is not None:
@@ -272,9 +274,10 @@ class _Run:
                 outcomes = run(tasks, planned.assignments, runner)
         return {key: outcomes[key] if key in outcomes else proof.outcome(key) for key in planned.tasks}
 
-    def _proved(self, planned: Plan, stream: Stream | None) -> Proof:
-        """The reference canary, before any student's code runs; its notes are said once."""
-        proof = canary.prove(planned.tasks, planned.assignments, self.options.budget, self.options.bank)
+    def _proved(self, planned: Plan, stream: Stream | None, private: list[Path]) -> Proof:
+        """The reference canary, before any student's code runs; its notes are said once. `private`: the class
+        and the output folder, which no job may read."""
+        proof = canary.prove(planned.tasks, planned.assignments, self.options.budget, self.options.bank, private)
         self.notes.extend(proof.notes)
         if stream is not None:
             stream.drop(key for key in planned.tasks if not proof.holds(key))

@@ -192,7 +192,7 @@ def enter(folder: Path, files: Mapping[str, bytes], uid: int | None, limits: Lim
     if uid is None and layers.has("user namespace"):
         set_capabilities(0)  # those of its own user namespace: no mount, no namespace's sysctl
         layers.on("no capabilities, not even in its own user namespace")
-    policy = seccomp.Policy.for_layers(network=layers.has("network namespace"), ipc=layers.has("IPC namespace"),
+    policy = seccomp.Policy.for_layers(ipc=layers.has("IPC namespace"),
                                        confined_files=layers.has("minimal root") or layers.has("Landlock"))
     try:
         layers.on(seccomp.install(policy))

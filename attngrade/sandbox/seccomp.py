@@ -11,11 +11,13 @@ Always refused (EPERM):
   job's own would give it every capability there, and IPC or mount namespaces of its own escape the
   limits set on the job's. clone3 answers ENOSYS, since its flags are out of a filter's reach: the C
   library then falls back to clone, whose flags the filter reads.
-- socket families the checks never use: only AF_UNIX, AF_INET and AF_INET6 may be made, and only
-  inside a network namespace of the job's own (no interfaces, not even loopback). Without one (a
-  container that refuses namespaces) no socket may be made at all: the container's network, the
-  host's vsock ports and every listening Unix socket stay out of reach. socketpair makes only
-  AF_UNIX pairs, which reach nothing.
+- sockets of any family, and socket pairs: the checks never use one. A socket reaches what a namespace
+  may not cover (the host's vsock ports, a container's network, listening Unix sockets), and a socket's
+  buffers hold kernel memory that no process's count includes;
+- growing a pipe's buffer (fcntl F_SETPIPE_SZ), kernel memory the count cannot see either: a pipe keeps
+  the default size;
+- opening a file by handle (name_to_handle_at, open_by_handle_at), which a kept read capability would
+  allow past paths;
 - System V IPC and POSIX message queues, where the job has no IPC namespace of its own: their objects
   would be the machine's, and outlive the job.
 - every write to the file system, where the job has neither a minimal root nor Landlock (a container on
@@ -36,7 +38,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import platform
-import socket
 from dataclasses import dataclass
 
 from .linux import check, libc
@@ -51,13 +52,13 @@ NEW_NAMESPACES = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUS
 
 ALWAYS = ("add_key", "request_key", "keyctl", "memfd_create", "vmsplice", "execve", "execveat", "unshare",
           "setns", "io_uring_setup", "io_uring_enter", "io_uring_register", "setxattr", "lsetxattr",
-          "fsetxattr", "userfaultfd")
+          "fsetxattr", "userfaultfd", "socket", "socketpair", "name_to_handle_at", "open_by_handle_at")
 IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
 WRITE_CALLS = ("creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
                "symlinkat", "unlink", "unlinkat", "rmdir", "mknod", "mknodat", "truncate", "chmod", "fchmodat",
                "fchmodat2", "chown", "lchown", "fchownat", "openat2")
 WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000  # O_WRONLY | O_RDWR | O_CREAT | O_TRUNC
-FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)
+F_SETPIPE_SZ = 1031
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ ARCHES = {
         "execveat": 322, "unshare": 272, "setns": 308, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "userfaultfd": 323,
         "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "clone": 56, "clone3": 435, "socket": 41,
-        "socketpair": 53, "open": 2, "openat": 257, "creat": 85, "mkdir": 83, "mkdirat": 258, "rename": 82,
+        "socketpair": 53, "name_to_handle_at": 303, "open_by_handle_at": 304, "fcntl": 72, "open": 2, "openat": 257, "creat": 85, "mkdir": 83, "mkdirat": 258, "rename": 82,
         "renameat": 264, "renameat2": 316, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266,
         "unlink": 87, "unlinkat": 263, "rmdir": 84, "mknod": 133, "mknodat": 259, "truncate": 76, "chmod": 90,
         "fchmodat": 268, "fchmodat2": 452, "chown": 92, "lchown": 94, "fchownat": 260, "openat2": 437}),
@@ -81,7 +82,8 @@ ARCHES = {
         "execveat": 281, "unshare": 97, "setns": 268, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "userfaultfd": 282,
         "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "clone": 220, "clone3": 435,
-        "socket": 198, "socketpair": 199, "openat": 56, "mkdirat": 34, "renameat": 38, "renameat2": 276,
+        "socket": 198, "socketpair": 199, "name_to_handle_at": 264, "open_by_handle_at": 265, "fcntl": 25,
+        "openat": 56, "mkdirat": 34, "renameat": 38, "renameat2": 276,
         "linkat": 37, "symlinkat": 36, "unlinkat": 35, "mknodat": 33, "truncate": 45, "fchmodat": 53,
         "fchmodat2": 452, "fchownat": 54, "openat2": 437}),
 }
@@ -94,17 +96,15 @@ NR, ARCH_AT, ARG0, ARG1, ARG2 = 0, 4, 16, 24, 32
 
 @dataclass(frozen=True)
 class Policy:
-    """What a job may do beyond the rules that always hold: which socket families it may make (none
-    without a network namespace of its own) and whether it may make System V IPC objects (only in an
-    IPC namespace of its own)."""
+    """What a job may do beyond the rules that always hold: whether it may make System V IPC objects (only
+    in an IPC namespace of its own) and write files (only where a minimal root or Landlock confines it)."""
 
-    families: tuple[int, ...] = ()
     ipc: bool = False
     writes: bool = True  # False: no write to the file system at all (EROFS)
 
     @classmethod
-    def for_layers(cls, network: bool, ipc: bool, confined_files: bool) -> "Policy":
-        return cls(FAMILIES if network else (), ipc, confined_files)
+    def for_layers(cls, ipc: bool, confined_files: bool) -> "Policy":
+        return cls(ipc, confined_files)
 
 
 def program(arch: Arch, policy: Policy) -> list[tuple[int, int, int, int]]:
@@ -123,15 +123,10 @@ def program(arch: Arch, policy: Policy) -> list[tuple[int, int, int, int]]:
         *[("jeq", number, f"open{at}", None) for number, at in opens],
         ("jeq", nr["clone3"], "enosys", None),
         ("jeq", nr["clone"], "clone", None),
-        ("jeq", nr["socket"], "socket", None),
-        ("jeq", nr["socketpair"], "socketpair", None),
+        ("jeq", nr["fcntl"], "fcntl", None),
         ("ret", RET_ALLOW),
         ("label", "clone"), ("op", LOAD, ARG0), ("jset", NEW_NAMESPACES, "refuse", None), ("ret", RET_ALLOW),
-        ("label", "socket"), ("op", LOAD, ARG0),
-        *[("jeq", family, "allow", None) for family in policy.families],
-        ("ret", RET_ERRNO | errno.EAFNOSUPPORT),
-        ("label", "socketpair"), ("op", LOAD, ARG0), ("jeq", socket.AF_UNIX, "allow", None),
-        ("ret", RET_ERRNO | errno.EAFNOSUPPORT),
+        ("label", "fcntl"), ("op", LOAD, ARG1), ("jeq", F_SETPIPE_SZ, "refuse", None), ("ret", RET_ALLOW),
         *[step for _, at in opens for step in (("label", f"open{at}"), ("op", LOAD, at),
                                                 ("jset", WRITE_FLAGS, "erofs", None), ("ret", RET_ALLOW))],
         ("label", "allow"), ("ret", RET_ALLOW),
@@ -192,10 +187,8 @@ def install(policy: Policy) -> str:
 
 def describe(policy: Policy) -> str:
     """The layer as the report names it."""
-    sockets = ("sockets only in its own network namespace (Unix, IPv4, IPv6)" if policy.families
-               else "no sockets (no network namespace of its own)")
     ipc = "" if policy.ipc else ", no System V IPC or message queues (no IPC namespace of its own)"
     ipc += "" if policy.writes else ", no write to any file (neither a minimal root nor Landlock)"
     return ("seccomp: no kernel keyrings, no memory-backed files (memfd_create), no pages pinned in pipes "
-            "(vmsplice), no io_uring, no extended attributes, no program started (execve), no new namespaces, "
-            f"{sockets}{ipc}; one system-call ABI")
+            "(vmsplice) or grown pipes, no io_uring, no extended attributes, no program started (execve), no new "
+            f"namespaces, no sockets, no file opened by handle{ipc}; one system-call ABI")

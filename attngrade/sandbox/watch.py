@@ -273,26 +273,42 @@ def end(first: int, uid: int | None, own_pid_namespace: bool) -> None:
 
 
 def kill_uid(uid: int) -> None:
-    """SIGKILL every process of the sandbox's uid until none is left alive (or the bound is reached)."""
-    helper = os.fork()  # as the child's uid, kill(-1) reaches every process it started, wherever it went
-    if helper == 0:
+    """SIGKILL every process of the sandbox's uid, by its pid, from here, again until none is left (bounded).
+
+    Never by becoming that uid (kill(-1) as the job's uid): a job can have the kernel stop any process the
+    moment it takes the uid (a signal it arranged to be sent to its group), and a SIGKILL sent from here
+    ends a stopped process as any other. A process forked between two looks is found at the next; the
+    job's process limit bounds how many there can be."""
+    for _ in range(400):
+        found = of_uid(uid)
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
+
+
+def of_uid(uid: int) -> list[int]:
+    """The processes of `uid` (any of its real, effective, saved or file-system uids) that can still run
+    code, this one aside. The uids come from /proc/PID/status, not from who owns /proc/PID: a process
+    that is not dumpable (any that changed its uid, or asked not to be) shows that folder as root's."""
+    me, found = str(os.getpid()), []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or entry.name == me:
+            continue
         try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            # Again until none is left: a fork bomb's children may still be forking while the
-            # first signal goes out. kill(-1) itself cannot tell (it succeeds while the machine
-            # has any other process, even one it may not signal), so /proc is asked. Bounded, so
-            # a kernel oddity cannot hang grading.
-            for _ in range(400):
-                os.kill(-1, signal.SIGKILL)
-                if not alive(uid):
-                    break
-                time.sleep(0.005)
-        except BaseException:  # noqa: BLE001 - the helper must always exit
-            pass
-        os._exit(0)
-    os.waitpid(helper, 0)
+            with open(f"/proc/{entry.name}/status", "rb") as status:
+                fields = dict(line.split(b":", 1) for line in status.read().splitlines() if b":" in line)
+            uids = [int(u) for u in fields[b"Uid"].split()]
+            is_running = running(fields[b"State"].split()[0], fields[b"Threads"].strip())
+        except (OSError, KeyError, ValueError, IndexError):
+            continue  # gone since the listing
+        if uid in uids and is_running:
+            found.append(int(entry.name))
+    return found
 
 
 def kill_descendants() -> None:
@@ -349,25 +365,8 @@ def running(state: bytes, threads: bytes) -> bool:
 
 def alive(uid: int) -> bool:
     """Whether a process of `uid` other than this one still runs (a zombie cannot fork, so it is done,
-    unless threads other than its main one still run).
-
-    Checked after a SIGKILL to all of them: a process that had not forked by then never will.
-    The uids come from /proc/PID/status, not from who owns /proc/PID: a process that is not
-    dumpable (any that changed its uid, or asked not to be) shows that folder as root's."""
-    me = str(os.getpid())
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or entry.name == me:
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as status:
-                fields = dict(line.split(b":", 1) for line in status.read().splitlines() if b":" in line)
-            uids = [int(u) for u in fields[b"Uid"].split()]
-            is_running = running(fields[b"State"].split()[0], fields[b"Threads"].strip())
-        except (OSError, KeyError, ValueError, IndexError):
-            continue  # gone since the listing
-        if uid in uids and is_running:
-            return True
-    return False
+    unless threads other than its main one still run)."""
+    return bool(of_uid(uid))
 
 
 def reap(linger: float = 0.01, until_none: bool = False) -> None:

@@ -89,6 +89,11 @@ CASES = {
     "disk_flood": Expect(("bytes written: at most 64 MiB", "wrote more files or bytes than allowed")),
     "socket_families": Expect(("socket families opened: none",)),
     "io_uring": Expect(("io_uring set up: False",)),
+    # Found by attacking the sandbox in a container without Landlock: the sweep that ends a job cannot be
+    # stopped, kernel buffers of sockets and grown pipes are refused, and the grader's folders are its own.
+    "stop_the_sweep": Expect(("the sweep's stopper is armed",)),
+    "kernel_buffers": Expect(("kernel buffers parked: at most 4 MiB",)),
+    "read_classmates": Expect(("classmates' files read: 0",)),
     # A wrong module whose one huge number once widened a tolerance relative to its own output.
     "scaled_tolerance": Expect(("FAILED",), score=None, fails="equation"),
     # Student text is the student's: escaped for every output, and never read as the grader's word.

@@ -113,8 +113,12 @@ class Run:
         self.cls = self.home / "class"
         self.solutions = self.home / MARK
         if mode in CONTAINERS:
-            # as the autograder does: the keys and reference are the grader's alone (a job without Landlock
-            # reads whatever its uid may), and so is the grader's own secret
+            # as the autograder does: the keys, reference, class and results are the grader's alone (a job
+            # without Landlock reads whatever its uid may), and so is the grader's own secret; the jobs' uids
+            # pass through the grader's folder to their own
+            self.home.chmod(0o711)
+            for private in (self.cls, self.home / "out"):
+                private.mkdir(mode=0o700)
             shutil.copytree(ROOT / "solutions", self.solutions)
             for path in [self.solutions, *self.solutions.rglob("*")]:
                 path.chmod(path.stat().st_mode & 0o700)
