@@ -74,7 +74,7 @@ def with_extremes(text: str, anchor: str, extremes: list[tuple[str, int, str]]) 
     """`text` with each `self.<param>` set at flat `index` to `value`, on lines after `anchor`."""
     lines = "".join(f"            self.{param}.view(-1)[{index}] = {value}\n" for param, index, value in extremes)
     assert text.count(anchor) == 1, anchor
-    return text.replace(anchor, anchor + "        with torch.no_grad():\n" + lines)
+    return text.replace(anchor, anchor + "        with torch.no_grad():\n" + lines) if extremes else text
 
 
 def synthesizer_module(wrong: str | None, extremes: list[tuple[str, int, str]], where: str) -> str:
@@ -126,6 +126,12 @@ def test_no_wrong_synthesizer_passes_whatever_its_parameters_hold(torch, synthes
     outcome, failed, points = synthesizer_check(synthesizer_module(wrong, extremes, where))
     assert outcome.earned < points and not outcome.failed and not outcome.is_pending, outcome.feedback
     assert "equation" in failed, (wrong, extremes, where, outcome.feedback)
+
+
+@pytest.mark.parametrize("wrong", sorted(SYNTHESIZER_WRONG))
+def test_each_wrong_synthesizer_fails_the_equation_as_it_is(torch, synthesizer_check, wrong):
+    outcome, failed, points = synthesizer_check(synthesizer_module(wrong, [], "init"))
+    assert "equation" in failed and outcome.earned < points, outcome.feedback
 
 
 @SANDBOXED
@@ -195,6 +201,12 @@ def test_no_wrong_causal_attention_passes_whatever_its_parameters_hold(torch, ca
     outcome, failed, points = causal_check(causal_module(wrong, extremes, where))
     assert outcome.earned < points and not outcome.failed and not outcome.is_pending, outcome.feedback
     assert CAUSAL_WRONG[wrong][1] in failed, (wrong, extremes, where, outcome.feedback)
+
+
+@pytest.mark.parametrize("wrong", sorted(CAUSAL_WRONG))
+def test_each_wrong_causal_attention_fails_its_property_as_it_is(torch, causal_check, wrong):
+    outcome, failed, points = causal_check(causal_module(wrong, [], "init"))
+    assert CAUSAL_WRONG[wrong][1] in failed and outcome.earned < points, outcome.feedback
 
 
 @SANDBOXED
