@@ -156,20 +156,35 @@ def _add_new_homework(sub: Any) -> None:
 
 
 def _add_review(sub: Any) -> None:
-    review = sub.add_parser("review", help="the staff grading app over a run's output folder (a local web server)")
+    review = sub.add_parser("review", help="the staff grading app over a run's output folder (a local web server "
+                                           "for a team of graders)")
     review.add_argument("out", type=Path, metavar="OUT", help="the output folder of a `grade run`")
+    review.add_argument("--graders", default=None, metavar="NAMES",
+                        help="the graders, comma-separated: each gets a URL of their own (default: your login name)")
+    review.add_argument("--grader", action="append", default=[], metavar="NAME",
+                        help="one grader to print a URL for (again for more)")
+    review.add_argument("--add-grader", action="append", default=[], metavar="NAME",
+                        help="add a grader to the store (a running app lets them in at once), print their URL, stop")
+    review.add_argument("--revoke-grader", action="append", default=[], metavar="NAME",
+                        help="end a grader's access (at once, in a running app too), then stop")
+    review.add_argument("--anonymous", action=argparse.BooleanOptionalAction, default=None,
+                        help="grade without student ids, for the whole run (--no-anonymous lifts it)")
+    review.add_argument("--requests", type=Path, default=None, metavar="FILE",
+                        help="take students' regrade requests (CSV or YAML: student, part, message) in, then stop")
     review.add_argument("--port", type=int, default=None, metavar="N",
                         help="the port to listen on (default: the first free from 8765; 0: any free port)")
-    review.add_argument("--host", default="127.0.0.1", metavar="H",
-                        help="the address to listen on (default: 127.0.0.1, this machine only)")
+    review.add_argument("--host", default=None, metavar="H",
+                        help="the address to listen on (default: a loopback address of its own, 127.x.y.z)")
     review.add_argument("--homework", default=None, metavar="ID|DIR",
                         help="the homework folder the run graded, if not a bundled one (its parts' fields and rubric)")
     review.add_argument("--bank", type=Path, default=None, metavar="DIR", help="the problem bank the run graded with")
+    review.add_argument("--solutions", type=Path, default=None, metavar="DIR",
+                        help="keys and reference solutions, as graded with (the reference on the grading page; "
+                             "transcriptions graded): default ./solutions")
     review.add_argument("--import", dest="import_overrides", type=Path, default=None, metavar="FILE",
                         help="take the decisions of an overrides file into the staff store, then stop")
     review.add_argument("--export", dest="export_overrides", type=Path, default=None, metavar="FILE",
                         help="write the staff store's decisions as an overrides file, then stop")
-    review.add_argument("--grader", default="import", metavar="NAME", help="who the audit log names for --import")
 
 
 def _add_groups(sub: Any) -> None:

@@ -1,15 +1,20 @@
 """`grade groups OUT [--part ID] [--json]`: each part's groups of answers waiting for staff, without a
-server: a JSON object from part id to its groups (members, a representative answer, size, grade)."""
+server: a JSON object from part id to its groups (members, a representative answer, size, grade).
+
+It never writes to OUT: it reads a copy of OUT's store (or a fresh scratch store) made for it, gone
+afterwards. Graded anonymously, members are their pseudonyms here too."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
-from ..errors import EXIT_OK, ConfigError
 from .. import staff
+from ..errors import EXIT_OK, ConfigError
 from ..review import classroom
 from ..review.classroom import Classroom
 from ..runtime.text import counted, printable
@@ -23,8 +28,10 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.out}: no results.json here; run `grade run ... -o {args.out}` first")
     own = args.out / staff.STORE
     with tempfile.TemporaryDirectory() as scratch:
-        # Without a staff store in OUT, grouping is read-only: a scratch store, gone afterwards.
-        room = Classroom(args.out, source.bank, homework, store=own if own.is_file() else Path(scratch) / staff.STORE)
+        copy = Path(scratch) / staff.STORE
+        if own.is_file():
+            copied(own, copy)
+        room = Classroom(args.out, source.bank, homework, store=copy)
         room.start()
         found = groups_of(room, args.part)
     if args.json:
@@ -34,15 +41,41 @@ def main(args: argparse.Namespace) -> int:
         print(printable(f"{key}: {counted(len(groups), 'group')} of {counted(sum(g['size'] for g in groups), 'answer')}"))
         for g in groups:
             first = " ".join(g["answer"].split())
-            state = f"graded {g['points']:g}" if g["graded"] else "not graded"
+            state = f"graded {g['points']:g}" if g["graded"] and g["points"] is not None else \
+                "graded" if g["graded"] else "not graded"
             print(printable(f"  {g['size']:>4}  {state:<12}  {first[:90]}"))
     return EXIT_OK
+
+
+def copied(source: Path, target: Path) -> None:
+    """A copy of the store at `source`, read without writing a byte to OUT (no lock files: the store's
+    every write is in the file itself, checkpointed at once); a copy read while the app wrote is read
+    again. A store that cannot be read is a ConfigError naming it and what to do."""
+    for attempt in range(3):
+        try:
+            reading = sqlite3.connect(f"file:{quote(str(source.absolute()))}?mode=ro&immutable=1", uri=True)
+            try:
+                writing = sqlite3.connect(str(target))
+                try:
+                    reading.backup(writing)
+                    if writing.execute("PRAGMA quick_check").fetchone()[0] == "ok":
+                        return
+                finally:
+                    writing.close()
+            finally:
+                reading.close()
+        except sqlite3.Error as err:
+            if attempt == 2:
+                raise staff.explained(source, err) from None
+        target.unlink(missing_ok=True)
+    raise staff.explained(source, sqlite3.DatabaseError("database disk image is malformed"))
 
 
 def groups_of(room: Classroom, wanted: str | None) -> dict[str, list[dict]]:
     """Part key (part id, or homework:part where several homeworks were graded) -> its groups."""
     parts = room.parts()
     homeworks = {hw for hw, _ in parts}
+    names = room.names()
     found: dict[str, list[dict]] = {}
     for hw, pid in parts:
         key = classroom.part_key(hw, pid, homeworks)
@@ -52,7 +85,7 @@ def groups_of(room: Classroom, wanted: str | None) -> dict[str, list[dict]]:
         if part is None:
             continue
         state = classroom.state(room, part)
-        found[key] = [_plain(classroom.group_json(room, state, g, anonymous=False)) for g in part.groups]
+        found[key] = [_plain(classroom.group_json(room, state, g, names)) for g in part.groups]
     if wanted is not None and not found:
         known = ", ".join(classroom.part_key(hw, pid, homeworks) for hw, pid in parts) or "none"
         raise ConfigError(f"--part {wanted}: no part of this run waits for staff by that id; these do: {known}")
@@ -60,7 +93,7 @@ def groups_of(room: Classroom, wanted: str | None) -> dict[str, list[dict]]:
 
 
 def _plain(group: dict) -> dict:
-    """A group for the command line: student ids as members, no page-only ids."""
+    """A group for the command line: students as members (as the app shows them), no page-only ids."""
     return {"id": group["id"], "answer": group["answer"], "size": group["size"],
             "members": [m["student"] for m in group["members"]], "graded": group["graded"],
             "points": group["points"], "cap": group["cap"],

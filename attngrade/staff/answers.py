@@ -14,7 +14,7 @@ import re
 import sqlite3
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Collection, Iterable, Mapping, Protocol
 
 from ..records import WAITING, Homework, Result, Status
 from .store import KEYED_WAITING, MARK, audit, writing
@@ -69,22 +69,29 @@ class Answer:
     max: float
     vgroup: str | None = None  # its exact-value answer group (grading/groups.py), where known
     decided: bool = False  # read from results a run wrote with staff grades applied: its machine values are not here
+    raw: Mapping[str, str] | None = None  # field -> what was written, where the run knew it (results.json does not)
+    kind: str = "staff"  # "staff": waits for staff (or did); "request": here for a regrade request alone
 
 
-def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str | None = None) -> Answer | None:
-    """The Answer of one part of results.json (or `Verdict.to_json()`), if staff have something to decide."""
+def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str | None = None,
+              requested: bool = False) -> Answer | None:
+    """The Answer of one part of results.json (or `Verdict.to_json()`), if staff have something to decide
+    (`requested`: the student asked for a regrade of it, so staff may add what the machine did not give)."""
     said = list(part.get("feedback", ()))
     decided = any(line.startswith(MARK) for line in said)  # graded by staff in the run that wrote it
     # What the machine said: replaced by staff's lines in a decided part, and kept as `overruled`.
     feedback = [line for line in list(part.get("overruled") or ()) + said if not line.startswith(MARK)]
     pending = float(part.get("pending_points") or 0.0)
     status, score, top = str(part.get("status", "")), float(part.get("score") or 0.0), float(part.get("max_score") or 0.0)
+    kind = "staff"
     if decided:
         cap = 0.0  # its machine values are in the store's snapshot, recorded before the grades were applied
     elif pending > 1e-9:
         cap = pending
     elif status == "invalid" and top - score > 1e-9:
         cap = top - score
+    elif requested:
+        cap, kind = max(top - score, 0.0), "request"
     else:
         return None
     readings = {str(k): str(v) for k, v in (part.get("readings") or {}).items()}
@@ -97,7 +104,16 @@ def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str 
     # made then still find their answers.
     said_of_it = [KEYED_WAITING if line == WAITING else line for line in feedback]
     return Answer(homework, str(part["id"]), student, fingerprint(readings, said_of_it), shown, status,
-                  score, round(cap, 6), top, vgroup, decided)
+                  score, round(cap, 6), top, vgroup, decided, _bounded(part.get("answers")), kind)
+
+
+RAW_CHARS = 20_000  # of each field of what a student wrote, kept for staff to read and transcribe
+
+
+def _bounded(answers: Any) -> dict[str, str] | None:
+    if not isinstance(answers, Mapping) or not answers:
+        return None
+    return {str(k)[:200]: str(v)[:RAW_CHARS] for k, v in list(answers.items())[:50]}
 
 
 # What the store keys by student, and how: (table, column, prefix of the id in it).
@@ -138,7 +154,6 @@ def written_points(homework: Homework | None, part_id: str) -> float:
     return sum(c.points for c in part.checks if c.check == "manual") if part is not None else 0.0
 
 
-
 def digest(answers: Iterable[Answer]) -> str:
     """What tells one run's staff answers from another's (same students, parts and answers)."""
     h = hashlib.sha256()
@@ -164,12 +179,19 @@ def record(conn: sqlite3.Connection, answers: list[Answer],
                          [(a.homework, a.part, a.student) for a in answers] + list(keep))
         conn.execute("DELETE FROM answers WHERE (homework, part, student) NOT IN (SELECT homework, part, student "
                      "FROM seen)")
+        # The answer a student's grade was given for is kept when their answer changes: staff see it
+        # beside the new one ("changed since grading").
         conn.executemany(
-            "INSERT INTO answers VALUES (?,?,?,?,?,?,?,?,?,?,NULL) ON CONFLICT(homework, part, student) DO UPDATE "
-            "SET fp=excluded.fp, answer=excluded.answer, status=excluded.status, machine=excluded.machine, "
-            "cap=excluded.cap, max=excluded.max, vgroup=excluded.vgroup",
+            "INSERT INTO answers(homework, part, student, fp, answer, status, machine, cap, max, vgroup, raw, kind) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(homework, part, student) DO UPDATE "
+            "SET prior=CASE WHEN answers.fp != excluded.fp AND answers.graded_fp = answers.fp THEN answers.answer "
+            "WHEN answers.fp != excluded.fp AND answers.graded_fp IS NULL THEN NULL ELSE answers.prior END, "
+            "fp=excluded.fp, answer=excluded.answer, status=excluded.status, machine=excluded.machine, "
+            "cap=excluded.cap, max=excluded.max, vgroup=excluded.vgroup, raw=COALESCE(excluded.raw, "
+            "CASE WHEN answers.fp = excluded.fp THEN answers.raw END), kind=excluded.kind",
             [(a.homework, a.part, a.student, a.fp, json.dumps(dict(a.answer), ensure_ascii=False), a.status,
-              a.machine, a.cap, a.max, a.vgroup) for a in answers])
+              a.machine, a.cap, a.max, a.vgroup, json.dumps(dict(a.raw), ensure_ascii=False) if a.raw else None,
+              a.kind) for a in answers])
         conn.execute("INSERT INTO meta VALUES ('digest', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
                      (whole,))
         # A student whose current answer has a grade counts as graded for it (a newcomer with a graded answer).
@@ -194,19 +216,23 @@ def snapshot_digest(conn: sqlite3.Connection) -> str | None:
 
 
 def collect(results: Iterable[Result], homeworks: Mapping[str, Homework] | None,
-            groups: Mapping[str, Mapping[str, Iterable[Any]]] | None) -> list[Answer]:
-    """The answers staff decide among `results` (each verdict with points waiting, or unreadable)."""
+            groups: Mapping[str, Mapping[str, Iterable[Any]]] | None,
+            requested: Collection[tuple[str, str, str]] = ()) -> list[Answer]:
+    """The answers staff decide among `results` (each verdict with points waiting, or unreadable), and
+    those of `requested` (homework, student, part): a regrade request asks staff to look again."""
     vgroups = {(hw, member, g.part): g.id for hw, by_part in (groups or {}).items()
                for gs in by_part.values() for g in gs for member in g.members}
+    asked = set(requested)
     found = []
     for result in results:
         if result.error or result.homework is None:
             continue
         for v in result.parts:
-            if v.pending_points <= 1e-9 and v.status != Status.INVALID:
+            wanted = (result.homework, result.student, v.part) in asked
+            if v.pending_points <= 1e-9 and v.status != Status.INVALID and not wanted:
                 continue
-            answer = answer_of(result.homework, result.student, v.to_json(),
-                               vgroups.get((result.homework, result.student, v.part)))
+            answer = answer_of(result.homework, result.student, {**v.to_json(), "answers": dict(v.answers)},
+                               vgroups.get((result.homework, result.student, v.part)), wanted)
             if answer is not None:
                 found.append(answer)
     return found

@@ -8,6 +8,7 @@ audit log (who, when, before, after); a write made from a stale view is refused 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
@@ -35,8 +36,22 @@ class Grade:
 
 
 def _grade(row: sqlite3.Row) -> Grade:
-    return Grade(row["key"], row["fp"], json.loads(row["items"]), row["adjust"], row["comment"], bool(row["graded"]),
-                 row["version"], row["who"], row["at"])
+    return Grade(row["key"], row["fp"], _ids(row["items"]), _points(row["adjust"]), str(row["comment"] or ""),
+                 bool(row["graded"]), int(row["version"] or 0), row["who"], row["at"])
+
+
+def _ids(text: Any) -> list[int]:
+    """A grade's rubric item ids as stored; what is not a list of ids (a hand edit) reads as none."""
+    try:
+        found = json.loads(text)
+    except (TypeError, ValueError):
+        return []
+    return [i for i in found if isinstance(i, int) and not isinstance(i, bool)] if isinstance(found, list) else []
+
+
+def _points(value: Any) -> float:
+    """Points as stored; what is not a finite number (written by an older attngrade) reads as 0."""
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
 
 def grades_of(conn: sqlite3.Connection, homework: str, part: str) -> dict[str, Grade]:
@@ -60,7 +75,7 @@ class Item:
 def rubric_of(conn: sqlite3.Connection, homework: str, part: str) -> list[Item]:
     rows = conn.execute("SELECT * FROM rubric WHERE homework = ? AND part = ? AND deleted = 0 ORDER BY position, id",
                         (homework, part))
-    return [Item(r["id"], r["points"], r["text"], r["position"], r["version"]) for r in rows]
+    return [Item(r["id"], _points(r["points"]), str(r["text"]), r["position"], r["version"]) for r in rows]
 
 
 def staff_points(grade: Grade, rubric: Mapping[int, Item], cap: float) -> float:
@@ -79,8 +94,10 @@ def effective(grades: Mapping[str, Grade], student: str, fp: str) -> Grade | Non
 
 
 def student_comments(conn: sqlite3.Connection, homework: str, part: str) -> dict[str, tuple[str, int]]:
-    rows = conn.execute("SELECT student, comment, version FROM comments WHERE homework = ? AND part = ?",
-                        (homework, part))
+    """Student -> (comment, version), for the comments written on the answer each has now."""
+    rows = conn.execute("SELECT c.student, c.comment, c.version FROM comments c JOIN answers a ON a.homework = "
+                        "c.homework AND a.part = c.part AND a.student = c.student AND a.fp = c.fp "
+                        "WHERE c.homework = ? AND c.part = ?", (homework, part))
     return {r["student"]: (r["comment"], r["version"]) for r in rows}
 
 
@@ -113,41 +130,108 @@ def _put_grade(conn: sqlite3.Connection, where: tuple[str, str], grade: Grade, w
 
 
 OPS = ("add", "remove", "set_items", "confirm", "unconfirm", "adjust", "comment")
+POINTS_LIMIT = 1e6  # no rubric item or adjustment is worth more: beyond it a number is a slip of the keyboard
+TEXT_LIMIT = 20_000  # characters of a comment
 
 
 @dataclass(frozen=True)
 class Change:
     """One grading action on some answers of a part: `op` (one of OPS) with its value; `expected`:
-    each key's version as the person saw it (required for `adjust` and `comment`, which replace)."""
+    each key's version as the person saw it (a key whose grade changed since is refused). `every`:
+    an item given or taken back applies to every answer even where their grades disagree (else only
+    the ungraded answers of such a group get it, and none is taken from a graded one)."""
 
     op: str
     item: int | None = None
     items: tuple[int, ...] = ()
     value: Any = None
     expected: Mapping[str, int] | None = None
+    every: bool = False
+
+
+class Disagree(Conflict):
+    """An item given or taken back on answers graded differently, none of them ungraded."""
+
+
+def finite(value: Any, what: str) -> float:
+    """`value` as points: a finite number within the limit, else ValueError saying what is wrong."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"{what} must be a number")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a number, not {str(value)[:40]!r}") from None
+    if not math.isfinite(number) or abs(number) > POINTS_LIMIT:
+        raise ValueError(f"{what} must be a finite number of points (at most {POINTS_LIMIT:g} either way)")
+    return number
+
+
+def checked(what: Change) -> Change:
+    """`what` with its value as the op needs it, or ValueError."""
+    if what.op not in OPS:
+        raise ValueError(f"unknown change {what.op!r}; one of {', '.join(OPS)}")
+    if what.op in ("add", "remove") and (isinstance(what.item, bool) or not isinstance(what.item, int)):
+        raise ValueError(f"{what.op} names a rubric item by its id (a whole number)")
+    if what.op == "set_items" and any(isinstance(i, bool) or not isinstance(i, int) for i in what.items):
+        raise ValueError("set_items takes a list of rubric item ids")
+    if what.op == "adjust":
+        return replace(what, value=finite(what.value, "the adjustment"))
+    if what.op == "comment":
+        if what.value is not None and not isinstance(what.value, str):
+            raise ValueError("a comment is text")
+        return replace(what, value=str(what.value or "")[:TEXT_LIMIT])
+    return what
 
 
 def change(conn: sqlite3.Connection, where: tuple[str, str], keys: Mapping[str, str | None], what: Change,
            who: str) -> dict[str, Grade]:
     """Apply `what` to the grade of each key (an answer fingerprint, or student:ID -> its fingerprint),
-    in one transaction; every key's students count as graded for their answer. Raises Conflict if a
-    replacing change was made from a stale view, and changes nothing then."""
-    if what.op not in OPS:
-        raise ValueError(f"unknown change {what.op!r}")
+    in one transaction; every key's students count as graded for their answer. Raises Conflict if the
+    change was made from a stale view (a key's version is not the one expected), and changes nothing then."""
+    what = checked(what)
     with writing(conn):
-        done = {}
-        for key, fp in keys.items():
-            before = _row_grade(conn, where, key)
-            if what.op in ("adjust", "comment") and (what.expected or {}).get(key, before.version) != before.version:
-                raise Conflict(f"changed meanwhile by {before.who or 'someone'} at {before.at}", before.to_json())
-            after = _changed(before, what, fp if key.startswith("student:") else None)
-            if after == before:
-                done[key] = before
-                continue
-            done[key] = _put_grade(conn, where, after, who)
-            audit(conn, who, what.op, where, key, before.to_json() if before.version else None, done[key].to_json())
-            _mark_students(conn, where, key, fp, done[key].graded)
-        return done
+        return changed_in(conn, where, keys, what, who)
+
+
+def changed_in(conn: sqlite3.Connection, where: tuple[str, str], keys: Mapping[str, str | None], what: Change,
+               who: str) -> dict[str, Grade]:
+    """`change` inside a write transaction the caller holds."""
+    before = {key: _row_grade(conn, where, key) for key in keys}
+    stale = [key for key in keys if what.expected is not None and key in what.expected
+             and what.expected[key] != before[key].version]
+    if stale:
+        last = max((before[k] for k in stale), key=lambda g: g.version)
+        raise Conflict(f"changed meanwhile by {last.who or 'someone'} at {last.at}; the page now shows what was saved",
+                       {k: before[k].to_json() for k in stale})
+    done = {}
+    for key in _scope(before, what):
+        fp = keys[key]
+        after = _changed(before[key], what, fp if key.startswith("student:") else None)
+        if after == before[key]:
+            done[key] = before[key]
+            continue
+        done[key] = _put_grade(conn, where, after, who)
+        audit(conn, who, what.op, where, key, before[key].to_json() if before[key].version else None,
+              done[key].to_json())
+        _mark_students(conn, where, key, fp, done[key].graded)
+    return done
+
+
+def _scope(before: Mapping[str, Grade], what: Change) -> list[str]:
+    """The keys an item given or taken back reaches: all of them where their grades agree (or `every`),
+    else only the ungraded ones: a key pressed on a group never takes an item from a graded answer."""
+    keys = list(before)
+    if what.op not in ("add", "remove") or what.every:
+        return keys
+    states = {(g.graded, tuple(sorted(g.items))) for g in before.values()}
+    if len(states) <= 1:
+        return keys
+    ungraded = [k for k in keys if not before[k].graded]
+    if not ungraded:
+        raise Disagree("the answers of this group were graded differently; give or take the item answer by answer "
+                       "(show them with d), or press the key again to do it for all of them",
+                       {k: g.to_json() for k, g in before.items()})
+    return ungraded
 
 
 def _changed(grade: Grade, what: Change, fp: str | None) -> Grade:
@@ -157,7 +241,7 @@ def _changed(grade: Grade, what: Change, fp: str | None) -> Grade:
     elif what.op == "remove" and what.item in items:
         items.remove(what.item)
     elif what.op == "set_items":
-        items = [int(i) for i in what.items]
+        items = list(dict.fromkeys(int(i) for i in what.items))
     graded = {"unconfirm": False, "comment": grade.graded}.get(what.op, True)
     adjust = float(what.value) if what.op == "adjust" else grade.adjust
     comment = str(what.value or "") if what.op == "comment" else grade.comment
@@ -179,17 +263,22 @@ def _mark_students(conn: sqlite3.Connection, where: tuple[str, str], key: str, f
 
 def set_student_comment(conn: sqlite3.Connection, where: tuple[str, str], student: str, text: str,
                         expected: int | None, who: str) -> int:
-    """A comment for one student's part; `expected`: the version the person saw (0: none yet)."""
+    """A comment for one student's part, kept with the answer they have now (a changed answer does not
+    carry it); `expected`: the version the person saw (0: none yet). Its new version."""
+    text = str(text)[:TEXT_LIMIT]
     with writing(conn):
-        row = conn.execute("SELECT comment, version FROM comments WHERE homework = ? AND part = ? AND student = ?",
-                           (*where, student)).fetchone()
+        answer = conn.execute("SELECT fp FROM answers WHERE homework = ? AND part = ? AND student = ?",
+                              (*where, student)).fetchone()
+        fp = answer["fp"] if answer is not None else ""
+        row = conn.execute("SELECT comment, version, who FROM comments WHERE homework = ? AND part = ? AND "
+                           "student = ? AND fp = ?", (*where, student, fp)).fetchone()
         version = row["version"] if row else 0
         if expected is not None and expected != version:
-            raise Conflict(f"{student}: the comment was changed meanwhile", {"comment": row["comment"],
-                                                                            "version": version})
-        conn.execute("INSERT INTO comments VALUES (?,?,?,?,?,?,?) ON CONFLICT(homework, part, student) DO UPDATE SET "
-                     "comment=excluded.comment, version=excluded.version, who=excluded.who, at=excluded.at",
-                     (*where, student, text, version + 1, who, now()))
+            raise Conflict(f"the comment was changed meanwhile by {row['who'] if row else 'someone'}",
+                           {"comment": row["comment"] if row else "", "version": version})
+        conn.execute("INSERT INTO comments VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(homework, part, student, fp) DO "
+                     "UPDATE SET comment=excluded.comment, version=excluded.version, who=excluded.who, at=excluded.at",
+                     (*where, student, fp, text, version + 1, who, now()))
         audit(conn, who, "student comment", where, f"student:{student}", row["comment"] if row else None, text)
         return version + 1
 
@@ -207,48 +296,52 @@ def seed_rubric(conn: sqlite3.Connection, where: tuple[str, str], items: Iterabl
         return True
 
 
-def edit_item(conn: sqlite3.Connection, where: tuple[str, str], item: dict[str, Any], who: str) -> Item | None:
-    """Add (no id), change (id, points and/or text, version seen) or delete (id, deleted) a rubric item."""
+ITEM_TEXT = 2_000  # characters of a rubric item
+
+
+def edit_item(conn: sqlite3.Connection, where: tuple[str, str], item: Mapping[str, Any], who: str) -> Item | None:
+    """Add (no id), change (id, points and/or text, version seen) or delete (id, deleted) a rubric item.
+    ValueError for an item that is not one (points not a finite number, text not text)."""
+    points = finite(item["points"], "an item's points") if item.get("points") is not None else None
+    text = item.get("text")
+    if text is not None and not isinstance(text, str):
+        raise ValueError("an item's text is text")
     with writing(conn):
         if item.get("id") is None:
+            if points is None or text is None:
+                raise ValueError("a new item takes points (a number) and text")
             top = conn.execute("SELECT COALESCE(MAX(position), -1) FROM rubric WHERE homework = ? AND part = ?",
                                where).fetchone()[0]
             cur = conn.execute("INSERT INTO rubric(homework, part, points, text, position) VALUES (?,?,?,?,?)",
-                               (*where, float(item["points"]), str(item["text"]), top + 1))
-            made = Item(cur.lastrowid, float(item["points"]), str(item["text"]), top + 1)
+                               (*where, points, text[:ITEM_TEXT], top + 1))
+            made = Item(int(cur.lastrowid or 0), points, text[:ITEM_TEXT], top + 1)
             audit(conn, who, "add item", where, f"item:{made.id}", None, made.to_json())
             return made
-        row = conn.execute("SELECT * FROM rubric WHERE id = ? AND homework = ? AND part = ?",
-                           (int(item["id"]), *where)).fetchone()
-        if row is None:
-            raise Conflict(f"no rubric item {item['id']}")
-        before = Item(row["id"], row["points"], row["text"], row["position"], row["version"])
-        if item.get("version") is not None and int(item["version"]) != before.version:
-            raise Conflict(f"rubric item {before.id} was changed meanwhile", before.to_json())
-        if item.get("deleted"):
-            conn.execute("UPDATE rubric SET deleted = 1, version = version + 1 WHERE id = ?", (before.id,))
-            audit(conn, who, "delete item", where, f"item:{before.id}", before.to_json(), None)
-            return None
-        after = replace(before, points=float(item.get("points", before.points)), text=str(item.get("text", before.text)),
-                        version=before.version + 1)
-        conn.execute("UPDATE rubric SET points = ?, text = ?, version = ? WHERE id = ?",
-                     (after.points, after.text, after.version, after.id))
-        audit(conn, who, "edit item", where, f"item:{after.id}", before.to_json(), after.to_json())
-        return after
+        return _edited(conn, where, item, (points, text), who)
 
 
-def setting(conn: sqlite3.Connection, where: tuple[str, str], name: str, default: str | None = None) -> str | None:
-    row = conn.execute("SELECT value FROM settings WHERE homework = ? AND part = ? AND name = ?",
-                       (*where, name)).fetchone()
-    return row[0] if row else default
-
-
-def set_setting(conn: sqlite3.Connection, where: tuple[str, str], name: str, value: str, who: str) -> None:
-    with writing(conn):
-        before = setting(conn, where, name)
-        conn.execute("INSERT INTO settings VALUES (?,?,?,?) ON CONFLICT(homework, part, name) DO UPDATE SET "
-                     "value=excluded.value", (*where, name, value))
-        audit(conn, who, f"set {name}", where, name, before, value)
+def _edited(conn: sqlite3.Connection, where: tuple[str, str], item: Mapping[str, Any],
+            new: tuple[float | None, str | None], who: str) -> Item | None:
+    if isinstance(item["id"], bool) or not isinstance(item["id"], int):
+        raise ValueError("an item's id is a whole number")
+    row = conn.execute("SELECT * FROM rubric WHERE id = ? AND homework = ? AND part = ? AND deleted = 0",
+                       (item["id"], *where)).fetchone()
+    if row is None:
+        raise Conflict(f"no rubric item {item['id']} in this part (deleted meanwhile?)")
+    before = Item(row["id"], _points(row["points"]), str(row["text"]), row["position"], row["version"])
+    if item.get("version") is not None and item["version"] != before.version:
+        raise Conflict(f"rubric item {before.id} was changed meanwhile", before.to_json())
+    if item.get("deleted"):
+        conn.execute("UPDATE rubric SET deleted = 1, version = version + 1 WHERE id = ?", (before.id,))
+        audit(conn, who, "delete item", where, f"item:{before.id}", before.to_json(), None)
+        return None
+    points, text = new
+    after = replace(before, points=before.points if points is None else points,
+                    text=before.text if text is None else text[:ITEM_TEXT], version=before.version + 1)
+    conn.execute("UPDATE rubric SET points = ?, text = ?, version = ? WHERE id = ?",
+                 (after.points, after.text, after.version, after.id))
+    audit(conn, who, "edit item", where, f"item:{after.id}", before.to_json(), after.to_json())
+    return after
 
 
 def placements_of(conn: sqlite3.Connection, where: tuple[str, str]) -> dict[str, tuple[str, str | None]]:
