@@ -6,6 +6,7 @@ is memoized across students, so nothing may change one after it is made.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -140,9 +141,71 @@ class Homework:
         return sum(p.points for p in self.parts)
 
 
+class Written(str):
+    """An answer's text with the macros its submission defines that it uses (mathlang.macros).
+
+    A `str` wherever the answer is a string (shown, stored, hashed as a memo key), so that no
+    stage between loading and reading needs to know of macros; two equal texts with different
+    definitions are different answers (a memo never gives one student's reading to another)."""
+
+    definitions: tuple
+
+    def __new__(cls, text: str, definitions: tuple = ()) -> "Written":
+        made = super().__new__(cls, text)
+        made.definitions = tuple(definitions)
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other) and getattr(other, "definitions", ()) == self.definitions
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((str(self), self.definitions))
+
+    def __reduce__(self) -> tuple:
+        return (Written, (str(self), self.definitions))
+
+
+def with_definitions(answers: Any, definitions: tuple) -> Any:
+    """`answers` ({part: value or {field: value}}) with each text that calls one of `definitions`
+    carrying those it calls (`used(definitions, text)` says which)."""
+    from_text = _macro_names(definitions)
+
+    def carry(value: Any) -> Any:
+        if isinstance(value, str) and "\\" in value:
+            wanted = _used(definitions, from_text, value)
+            return Written(value, wanted) if wanted else value
+        return value
+
+    return {part: ({name: carry(v) for name, v in value.items()} if isinstance(value, dict) else carry(value))
+            for part, value in answers.items()}
+
+
+def _macro_names(definitions: tuple) -> dict[str, Any]:
+    return {definition[0]: definition for definition in definitions}
+
+
+def _used(definitions: tuple, by_name: dict[str, Any], text: str) -> tuple:
+    """The definitions `text` calls, with those their bodies call (a definition is (name, params,
+    default, body), mathlang.macros.Definition)."""
+    wanted: set[str] = set()
+    todo = [text]
+    while todo and len(wanted) < len(by_name):
+        for name in re.findall(r"\\([A-Za-z]+)", todo.pop()):
+            if name in by_name and name not in wanted:
+                wanted.add(name)
+                todo.append(by_name[name][3])
+    return tuple(d for d in definitions if d[0] in wanted)
+
+
 @dataclass(frozen=True)
 class Submission:
-    """One student's answers as loaded: raw text per part and field, nothing parsed."""
+    """One student's answers as loaded: raw text per part and field, nothing parsed.
+
+    `definitions` are the macros the submission's file defines (a LaTeX preamble, a notebook's
+    or Markdown file's `$\\newcommand...$`); each answer text that calls one carries it (`Written`)."""
 
     student: str
     homework: str
@@ -151,6 +214,11 @@ class Submission:
     folder: Path | None = None  # where files named by parts are looked up
     notes: tuple[str, ...] = ()
     invalid: Mapping[str, str] = field(default_factory=dict)  # part -> why its answer cannot be graded
+    definitions: tuple = ()
+
+    def __post_init__(self) -> None:
+        if self.definitions and self.answers:
+            object.__setattr__(self, "answers", with_definitions(self.answers, self.definitions))
 
 
 @dataclass(frozen=True)

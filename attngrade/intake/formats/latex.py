@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
+from ...mathlang.macros import find_definitions
 from ...records import Homework, Submission
 from .answers import Collected, unwrap_math
 
@@ -123,7 +124,8 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
         raise SubmissionError(f"no answers were found: write \\answer{{{homework.parts[0].id}}}{{...}} for each "
                               "part (see the template from `grade assign --format tex`)", path=str(path))
     return Submission(student=path.stem, homework=homework.id, answers=collected.answers, path=path,
-                      notes=tuple(collected.notes), invalid=dict(collected.invalid))
+                      notes=tuple(collected.notes), invalid=dict(collected.invalid),
+                      definitions=find_definitions(text))
 
 
 def _add(collected: Collected, part_id: str, field_name: str, value: str, place: str, *, text_field: bool) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
+from ...mathlang.macros import find_definitions
 from ...records import Homework, Submission
 from .answers import ANY_HEADING, FENCE, HEADING, Collected, block_answer
 
@@ -139,14 +140,16 @@ def read_markdown(path: Path, text: str, homework_for: Callable[[str | None], Ho
     homework = homework_for(_text(meta.get("homework")))
     collected = Collected(homework)
     collect(body, collected, lambda b: f"line {b.line}, column {b.column}", parse_yaml)
-    return _submission(path, meta, homework, collected)
+    return _submission(path, meta, homework, collected, find_definitions(without_comments(body)))
 
 
 def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _submission(path: Path, meta: dict, homework: Homework, collected: Collected) -> Submission:
+def _submission(path: Path, meta: dict, homework: Homework, collected: Collected,
+                definitions: tuple = ()) -> Submission:
+    """The Submission of a Markdown or notebook file; `definitions`: the macros its math defines."""
     if not collected.blocks:
         raise SubmissionError("no answers were found: an answer is a heading '## Answer <part id>' (for example "
                               f"'## Answer {homework.parts[0].id}') followed by the answer, or a fenced "
@@ -156,7 +159,7 @@ def _submission(path: Path, meta: dict, homework: Homework, collected: Collected
         collected.notes.append(placeholder_note(claimed))
         claimed = None
     return Submission(student=claimed or path.stem, homework=homework.id, answers=collected.answers, path=path,
-                      notes=tuple(collected.notes), invalid=dict(collected.invalid))
+                      notes=tuple(collected.notes), invalid=dict(collected.invalid), definitions=definitions)
 
 
 def is_placeholder_id(value: str) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...errors import SubmissionError
+from ...mathlang.macros import find_definitions
 from ...records import Homework, Submission
 from .answers import Collected
 from .markdown import Block, _submission, _text, add_block, blocks, has_heading, without_comments
@@ -54,7 +55,13 @@ def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Ho
     homework = homework_for(_text(meta.get("homework")))
     collected = Collected(homework)
     _collect_cells(path, cells, collected, parse_yaml)
-    return _submission(path, meta, homework, collected)
+    return _submission(path, meta, homework, collected, find_definitions(_markdown_text(path, cells)))
+
+
+def _markdown_text(path: Path, cells: list) -> str:
+    """The text of every Markdown cell (where a notebook's `$\\newcommand...$` lines are)."""
+    return "\n".join(without_comments(_source(path, cell, number)) for number, cell in enumerate(cells, start=1)
+                     if isinstance(cell, dict) and cell.get("cell_type") == "markdown")
 
 
 def _collect_cells(path: Path, cells: list, collected: Collected, parse_yaml: Callable[[str, str], Any]) -> None:

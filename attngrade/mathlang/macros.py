@@ -1,0 +1,295 @@
+"""A student's own LaTeX macros: found anywhere in a submission, expanded in its answers.
+
+Students write `\\newcommand{\\vk}{\\mathbf{k}}` in a preamble (or in a `$...$` line of a
+notebook or Markdown file) and then answer `\\vk_a + \\vk_b`. The definitions are found in the
+submission's text (`find_definitions`) and carried with its answers; the reader expands them
+(`expand`) before anything else reads the answer, arguments and all.
+
+pylatexenc reads the definitions and the macro calls (its parser knows `\\newcommand`'s
+arguments); no pattern here nests one unbounded repetition inside another. Everything is
+bounded: how many definitions a file gives, how long each is, how deep expansions nest and how
+long the expanded answer may grow.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Iterable, NamedTuple
+
+from ..errors import MathError
+
+MAX_DEFINITIONS = 200  # per submission: a preamble holds tens
+MAX_BODY = 400  # characters of one definition's body
+MAX_PASSES = 8  # a macro that uses a macro that uses ...: nested this deep at most
+MAX_CALLS = 400  # macro calls expanded in one answer, nested ones included
+WINDOW = 1200  # characters read after `\newcommand` to find its arguments
+
+
+class Definition(NamedTuple):
+    """One macro: `\\name` with `params` arguments (the first optional, with `default`, if given)."""
+
+    name: str  # without the backslash
+    params: int
+    default: str | None
+    body: str
+
+
+_DEFINING = re.compile(r"\\(newcommand|renewcommand|providecommand|DeclareMathOperator|def)(?![A-Za-z])")
+_NAME = re.compile(r"\\([A-Za-z]+)")
+# Commands a definition may not take over: those the reader itself reads (a student who renews
+# \frac means something the reader cannot follow; the answer then goes to staff with the error).
+_RESERVED = frozenset({"begin", "end", "left", "right", "frac", "sqrt", "newcommand", "renewcommand", "def",
+                       "providecommand", "DeclareMathOperator", "text", "mathbf", "top", "sum"})
+
+
+def find_definitions(text: str) -> tuple[Definition, ...]:
+    """The macro definitions in `text` (a file's text, or an answer), in order; a later
+    `\\renewcommand` or `\\def` of a name replaces the earlier one, `\\providecommand` never does."""
+    found: dict[str, Definition] = {}
+    for m in _DEFINING.finditer(text):
+        if len(found) >= MAX_DEFINITIONS:
+            break
+        if _commented(text, m.start()):
+            continue
+        parsed = _definition(m.group(1), text[m.start():m.start() + WINDOW])
+        if parsed is None:
+            continue
+        definition, _ = parsed
+        if m.group(1) == "providecommand" and definition.name in found:
+            continue
+        found[definition.name] = definition
+    return tuple(found.values())
+
+
+def definition_spans(text: str) -> list[tuple[int, int]]:
+    """Where definitions stand in `text` (an answer that defines a macro before using it)."""
+    spans = []
+    for m in _DEFINING.finditer(text):
+        parsed = _definition(m.group(1), text[m.start():m.start() + WINDOW])
+        if parsed is not None and len(spans) < MAX_DEFINITIONS:
+            spans.append((m.start(), m.start() + parsed[1]))
+    return spans
+
+
+def _commented(text: str, at: int) -> bool:
+    """A `%` before `at` on its line that is not `\\%` makes the rest of the line a comment."""
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    return any(ch == "%" and (i == 0 or line[i - 1] != "\\") for i, ch in enumerate(line))
+
+
+def _definition(kind: str, window: str) -> tuple[Definition, int] | None:
+    """One definition at the start of `window`, and how many characters it takes."""
+    if kind == "def":
+        return _tex_def(window)
+    from pylatexenc.latexwalker import LatexWalker, LatexWalkerError
+
+    try:
+        nodes, _, _ = LatexWalker(window, tolerant_parsing=True).get_latex_nodes(pos=0, read_max_nodes=1)
+    except (LatexWalkerError, RecursionError, IndexError):
+        return None
+    node = nodes[0] if nodes else None
+    args = list(getattr(getattr(node, "nodeargd", None), "argnlist", None) or [])
+    if kind == "DeclareMathOperator":
+        if len(args) < 3 or args[1] is None or args[2] is None:
+            return None
+        name, body = _macro_name(args[1]), _inside(window, args[2])
+        made = Definition(name, 0, None, f"\\operatorname{{{body}}}") if name and body is not None else None
+    else:
+        if len(args) < 5 or args[1] is None or args[4] is None:
+            return None
+        name, body = _macro_name(args[1]), _inside(window, args[4])
+        count = _inside(window, args[2]) if args[2] is not None else "0"
+        default = _inside(window, args[3]) if args[3] is not None else None
+        made = _made(name, count, default, body)
+    if made is None or made.name in _RESERVED or len(made.body) > MAX_BODY:
+        return None
+    return made, node.pos + node.len
+
+
+def _made(name: str | None, count: str | None, default: str | None, body: str | None) -> Definition | None:
+    count = (count or "0").strip()
+    if not name or body is None or not count.isdigit() or not 0 <= int(count) <= 9:
+        return None
+    if default is not None and int(count) == 0:
+        return None
+    return Definition(name, int(count), default, body)
+
+
+def _macro_name(arg: Any) -> str | None:
+    """`{\\vk}` or `\\vk` as `vk`."""
+    text = arg.latex_verbatim().strip()
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1].strip()
+    m = _NAME.fullmatch(text)
+    return m.group(1) if m else None
+
+
+def _inside(window: str, arg: Any) -> str | None:
+    text = window[arg.pos:arg.pos + arg.len]
+    if len(text) >= 2 and text[0] in "{[" and text[-1] in "}]":
+        return text[1:-1]
+    return text
+
+
+_TEX_DEF = re.compile(r"\\def\s*\\([A-Za-z]+)\s*((?:#[1-9]){0,9})\s*\{")
+
+
+def _tex_def(window: str) -> tuple[Definition, int] | None:
+    """`\\def\\vk{\\mathbf{k}}`, `\\def\\outer#1#2{#1 #2^\\top}`: delimited parameters are not read."""
+    m = _TEX_DEF.match(window)
+    if m is None:
+        return None
+    close = _closing_brace(window, m.end() - 1)
+    if close is None:
+        return None
+    params = len(m.group(2)) // 2
+    if m.group(2) != "".join(f"#{i}" for i in range(1, params + 1)):
+        return None
+    made = Definition(m.group(1), params, None, window[m.end():close])
+    if made.name in _RESERVED or len(made.body) > MAX_BODY:
+        return None
+    return made, close + 1
+
+
+def _closing_brace(text: str, open_at: int) -> int | None:
+    depth = 0
+    for i in range(open_at, len(text)):
+        ch = text[i]
+        if ch == "\\":
+            continue
+        if ch == "{" and (i == 0 or text[i - 1] != "\\"):
+            depth += 1
+        elif ch == "}" and text[i - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def used(definitions: Iterable[Definition], text: str) -> tuple[Definition, ...]:
+    """The definitions `text` calls, with those their bodies call in turn (in their order)."""
+    by_name = {d.name: d for d in definitions}
+    wanted: set[str] = set()
+    todo = [text]
+    while todo and len(wanted) < MAX_DEFINITIONS:
+        for name in _NAME.findall(todo.pop()):
+            if name in by_name and name not in wanted:
+                wanted.add(name)
+                todo.append(by_name[name].body)
+    return tuple(d for d in by_name.values() if d.name in wanted)
+
+
+# -- expansion -------------------------------------------------------------------------------
+
+
+def expand(text: str, definitions: tuple[Definition, ...], max_length: int) -> list[tuple[int, int, str]]:
+    """Edits (start, end, expansion) that replace each call of a defined macro in `text` by its
+    expansion, arguments substituted and nested calls expanded too. Raises MathError when the
+    expansions nest deeper than MAX_PASSES or grow past `max_length` characters."""
+    definitions = used(definitions, text)
+    if not definitions:
+        return []
+    edits, budget, by_name = [], [MAX_CALLS], _by_name(definitions)
+    for start, end, name, args in _calls(text, definitions):
+        expansion = _expanded(_substitute(by_name[name], args), definitions, max_length, 1, budget)
+        if end < len(text) and text[end].isalpha() and re.search(r"\\[A-Za-z]+$", expansion):
+            expansion += " "  # `\B x` with \B := \beta is `\beta x`, never `\betax`
+        edits.append((start, end, expansion))
+    grown = len(text) + sum(len(new) - (end - start) for start, end, new in edits)
+    if grown > max_length:
+        raise MathError(f"your macros expand this answer to {grown} characters; at most {max_length} are read", 0,
+                        len(text))
+    return edits
+
+
+def _expanded(text: str, definitions: tuple[Definition, ...], max_length: int, depth: int,
+              budget: list[int]) -> str:
+    """`text` with every call expanded; `budget` counts down the calls one answer may expand."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise MathError(f"your macros make more than {MAX_CALLS} calls in this answer", 0, len(text))
+    calls = _calls(text, definitions)
+    if not calls:
+        return text
+    if depth >= MAX_PASSES:
+        raise MathError(f"your macros call each other more than {MAX_PASSES} deep (does one call itself?)", 0,
+                        len(text))
+    pieces, last, by_name = [], 0, _by_name(definitions)
+    for start, end, name, args in calls:
+        pieces += [text[last:start], _expanded(_substitute(by_name[name], args), definitions, max_length,
+                                               depth + 1, budget)]
+        if end < len(text) and text[end].isalpha() and re.search(r"\\[A-Za-z]+$", pieces[-1]):
+            pieces.append(" ")
+        last = end
+    out = "".join(pieces) + text[last:]
+    if len(out) > max_length:
+        raise MathError(f"your macros expand this answer to more than {max_length} characters", 0, len(text))
+    return out
+
+
+def _by_name(definitions: tuple[Definition, ...]) -> dict[str, Definition]:
+    return {d.name: d for d in definitions}
+
+
+def _substitute(definition: Definition, args: list[str | None]) -> str:
+    """The body with #1, #2, ... replaced; an optional first argument left out is its default."""
+    if definition.default is not None and args and args[0] is None:
+        args = [definition.default, *args[1:]]
+    filled = [a or "" for a in args]
+    return re.sub(r"#([1-9])", lambda m: filled[int(m.group(1)) - 1] if int(m.group(1)) <= len(filled) else "",
+                  definition.body)
+
+
+def _calls(text: str, definitions: tuple[Definition, ...]) -> list[tuple[int, int, str, list[str]]]:
+    """Each call of a defined macro in `text`, outermost first: (start, end, name, its arguments)."""
+    names = {d.name for d in definitions}
+    if not any(re.search(r"\\" + name + r"(?![A-Za-z])", text) for name in names):
+        return []
+    from pylatexenc.latexwalker import LatexWalker, LatexWalkerError
+
+    try:
+        nodes, _, _ = LatexWalker(text, latex_context=_context(definitions), tolerant_parsing=True).get_latex_nodes()
+    except (LatexWalkerError, RecursionError) as err:
+        raise MathError(f"your macros could not be read ({type(err).__name__})", 0, len(text)) from None
+    found: list[tuple[int, int, str, list[str]]] = []
+    _collect(nodes, names, text, found)
+    return sorted(found)
+
+
+def _collect(nodes: Any, names: set[str], text: str, found: list) -> None:
+    for node in nodes or []:
+        if node is None:
+            continue
+        name = getattr(node, "macroname", None)
+        args = list(getattr(getattr(node, "nodeargd", None), "argnlist", None) or [])
+        if name in names:
+            end = node.pos + node.len
+            if not args and getattr(node, "macro_post_space", ""):
+                end -= len(node.macro_post_space)  # the space after `\vk ` stays where it was
+            found.append((node.pos, end, name, [_argument(text, a) for a in args]))
+            continue
+        _collect(getattr(node, "nodelist", None), names, text, found)
+        _collect(args, names, text, found)
+
+
+def _argument(text: str, arg: Any) -> str | None:
+    if arg is None:
+        return None
+    written = text[arg.pos:arg.pos + arg.len]
+    delimiters = getattr(arg, "delimiters", None)
+    if delimiters and written.startswith(delimiters[0]) and written.endswith(delimiters[1]):
+        return written[len(delimiters[0]):len(written) - len(delimiters[1])]
+    return written
+
+
+@lru_cache(maxsize=64)
+def _context(definitions: tuple[Definition, ...]) -> Any:
+    from pylatexenc.latexwalker import get_default_latex_context_db
+    from pylatexenc.macrospec import MacroSpec
+
+    db = get_default_latex_context_db()
+    specs = [MacroSpec(d.name, ("[" + "{" * (d.params - 1)) if d.default is not None else "{" * d.params)
+             for d in definitions]
+    db.add_context_category("student-macros", prepend=True, macros=specs)
+    return db
