@@ -343,3 +343,34 @@ def test_an_output_cannot_widen_its_own_tolerance():
                                                                         "values": nan.ravel().tolist()}]}
     again = {p.name: p for p in CONTRACTS["attention"].judge("attention", data, inputs, weights)}
     assert not again["attention.rows"].ok and not again["attention.scale"].ok  # NaN is never a pass
+
+
+# -- on Gradescope, and in an instructor's own homework ----------------------------------------------
+def test_the_gradescope_run_grades_the_notebook_and_shows_it_at_once(torch, tmp_path):
+    import contextlib
+    import io
+
+    from attngrade.gradescope.manifest import Manifest
+    from attngrade.gradescope.run import run_gradescope
+
+    root = tmp_path / "gs"
+    shutil.copytree(ROOT / "solutions" / "eecs182-fa22-hw8", root / "source" / "solutions" / "eecs182-fa22-hw8")
+    (root / "source" / "attngrade-autograder.json").write_text(
+        Manifest(homework="eecs182-fa22-hw8", attngrade="test", wheel="wheels/none.whl").to_json(), encoding="utf-8")
+    shutil.copytree(CLASS / "phi-with-the-wrong-variance", root / "submission" / "code")  # any depth of the zip
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert run_gradescope(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    test = next(t for t in data["tests"] if t["name"].startswith("1.code"))
+    assert test["score"] == 9 and test["max_score"] == 10 and test["visibility"] == "visible"
+    assert "random_features.kernel" in test["output"] and "W/σ" in test["output"]
+
+
+def test_a_new_homework_from_fa22_carries_its_reference_where_the_autograder_finds_it(tmp_path, capsys):
+    from attngrade.grading.assignment import reference_of
+
+    out = tmp_path / "my-hw"
+    assert main(["new-homework", "eecs182-fa22-hw8", "-o", str(out), "--solutions", str(ROOT / "solutions")]) == 0
+    found = reference_of(out, "eecs182-fa22-hw8")
+    assert found is not None and (found / "Summarization.ipynb").read_bytes() == REFERENCE.read_bytes()
+    assert main(["validate", str(out)]) == 0
