@@ -413,6 +413,11 @@ def _shut_down(listener: socket.socket, supervisors: set[int]) -> None:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass
+        # Without a PID namespace (a container) what a job forked has no one to end it with the supervisor:
+        # every process of the job's uid goes now.
+        uid = isolate.sandbox_uid(pid)
+        if uid is not None:
+            watch.kill_uid(uid)
     for folder in (_JOBS or []):
         for entry in Path(folder).glob("attngrade-job-*"):
             shutil.rmtree(entry, ignore_errors=True)
