@@ -163,6 +163,9 @@ def _read_cell(number: int, cell: dict, rule: "_Rule", out: Extracted) -> None:
     tags = _tags(cell)
     if DROP_TAG in tags or not source.strip():
         return
+    if not _encodable(source):
+        out.leave_out("not text (an unpaired surrogate escape)", number)
+        return
     lines = source.splitlines(keepends=True)
     if next((line for line in lines if line.strip()), "").lstrip().startswith("%%"):
         out.leave_out("a cell magic (%%)", number)
@@ -182,6 +185,15 @@ def _read_cell(number: int, cell: dict, rule: "_Rule", out: Extracted) -> None:
             out.leave_out("top-level code that runs (calls, loops, plots, training)", number)
             for name in _bound(node):
                 out.dropped_names[name] = number
+
+
+def _encodable(source: str) -> bool:
+    """Whether the cell has a UTF-8 form (JSON's \\ud800 escape gives one that has none)."""
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _without_shell(lines: list[str]) -> tuple[list[str], bool]:

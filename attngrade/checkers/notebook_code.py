@@ -36,7 +36,8 @@ from ..records import CheckSpec, Part
 from .base import Context, Outcome, Param
 from .notebook_cells import Extracted, NotebookError, extract
 from .notebook_contracts import CONTRACTS, Contract, property_names
-from .torch_module import MALFORMED, TIMEOUT, Property, bounded, clip, malformed, run_code, score
+from .messages import raised, said
+from .torch_module import MALFORMED, TIMEOUT, Property, bounded, malformed, run_code, score
 
 MODULE = "student_notebook"  # the module the kept cells become in the sandbox (no package of that name)
 STUB = "(*args)"
@@ -95,7 +96,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         return Outcome(0.0, ("no notebook was handed in",))
     if not fnmatch.fnmatchcase(reading.name, p["pattern"]):
         return Outcome(0.0, (f"{reading.name} is not the notebook this part reads (a file named like "
-                             f"{p['pattern']}); hand in the notebook itself",))
+                             f"{p['pattern']!r}); hand in the notebook itself",))
     try:
         extracted = extract(reading.text, p["keep"], p["drop"])
     except NotebookError as err:
@@ -118,9 +119,9 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     if isinstance(run, Outcome):
         return replace(run, feedback=(*summary, *run.feedback))
     try:
-        found = [replace(prop, message=in_cells(prop.message, extracted))
-                 for prop in judged(run.data, inputs, p, extracted)]
-        loaded = chunk_errors(run.data, extracted)
+        data = {**run.data, "calls": placed(run.data["calls"], extracted)}
+        found = judged(data, inputs, p, extracted)
+        loaded = chunk_errors(data, extracted)
     except MALFORMED as err:
         return malformed(run, err)
     return score(found, ctx.points, run, extra=(*summary, *loaded), evidence=evidence)
@@ -157,12 +158,12 @@ def _problem(name: str, kind: Any, extracted: Extracted, data: Mapping[str, Any]
     if kind in ("function", "class"):
         return None
     if kind != "missing":
-        return f"{name} is a {clip(str(kind), 100)}, not a function"
+        return f"{name} is not a function: {said(kind, 100)}"
     if name in extracted.defined:
         chunk = extracted.defined[name]
-        said = next((e for e in chunk_errors(data, extracted) if e.startswith(f"cell {chunk.cell}, line {chunk.line}:")),
-                    None)
-        return f"the statement that defines {name} did not run" + (f" ({said})" if said else "")
+        found = next((e for e in chunk_errors(data, extracted) if e.startswith(f"cell {chunk.cell}, line {chunk.line}:")),
+                     None)
+        return f"the statement that defines {name} did not run" + (f" ({found})" if found else "")
     return _absent_text(name, extracted)
 
 
@@ -215,11 +216,19 @@ def chunk_errors(data: Mapping[str, Any], extracted: Extracted) -> list[str]:
     for item in errors[:MAX_LISTED]:
         chunk = extracted.chunks[int(item["chunk"])]
         where = f"cell {chunk.cell}, line {chunk.line}"
-        said = in_cells(str(item["error"]), extracted).removesuffix(f" ({where})")
-        lines.append(f"{where}: {said}; the rest of the notebook's code was loaded without it")
+        text = in_cells(str(item["error"]), extracted).removesuffix(f" ({where})")
+        lines.append(f"{where}: {raised(text)}; the rest of the notebook's code was loaded without it")
     if len(errors) > MAX_LISTED:
         lines.append(f"…and {len(errors) - MAX_LISTED} more statements that raised")
     return lines
+
+
+def placed(calls: Any, extracted: Extracted) -> dict[str, Any]:
+    """The calls' results with each error's place in the module said as the notebook's cell and line."""
+    if not isinstance(calls, Mapping):
+        raise TypeError("the calls sent back are not a mapping")
+    return {str(k): ({**v, "error": in_cells(str(v["error"]), extracted)} if isinstance(v, Mapping) and "error" in v
+                     else v) for k, v in calls.items()}
 
 
 def in_cells(text: str, extracted: Extracted) -> str:

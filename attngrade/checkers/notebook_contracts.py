@@ -29,6 +29,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..runtime.text import quoted_from_code
+from .messages import raised
 from .torch_module import Property, array
 
 Calls = list[dict[str, Any]]
@@ -57,7 +59,7 @@ def output(data: Mapping[str, Any], call: str, index: int = 0) -> tuple[np.ndarr
     if not isinstance(got, Mapping):
         return None, "it was not called (the notebook's code did not load)"
     if "error" in got:
-        return None, f"calling it raised {got['error']}"
+        return None, f"calling it, {raised(got['error'])}"
     outputs = got.get("outputs") or []
     if index >= len(outputs):
         return None, f"it returned {got.get('count', len(outputs))} value(s), not {index + 1} or more"
@@ -70,13 +72,14 @@ def output(data: Mapping[str, Any], call: str, index: int = 0) -> tuple[np.ndarr
 
 def _what(info: Any) -> str:
     if isinstance(info, Mapping) and "type" in info:
-        return f"a {info['type']}"
+        return f"of a type your code named {quoted_from_code(info['type'], 100)}"
     if isinstance(info, Mapping) and info.get("shape") is not None and info.get("values") is None:
-        return f"a tensor of shape {info['shape']}, too large to send back"
+        return f"a tensor of shape {quoted_from_code(info['shape'], 100)}, too large to send back"
     return "not readable"
 
 
 def dtype_of(data: Mapping[str, Any], call: str, index: int = 0) -> str:
+    """The dtype an output was sent back with (its name as the child wrote it: quote it to show it)."""
     outputs = (data.get(call) or {}).get("outputs") or []
     return str(outputs[index].get("dtype")) if index < len(outputs) and isinstance(outputs[index], Mapping) else ""
 
@@ -239,7 +242,7 @@ def causal_judge(name: str, data: Mapping[str, Any], inputs: Mapping[str, Any],
             return [fails(name, f"{name}({n}) is {_causal_mistake(m != 0, n)}; it must be True where j ≤ i "
                                 "(query i may attend to keys up to itself: torch.tril)", weight)]
         if dtype_of(data, f"{name}.{n}") != "bool":
-            return [fails(name, f"{name}({n}) has the right values but dtype {dtype_of(data, f'{name}.{n}')}; "
+            return [fails(name, f"{name}({n}) has the right values but dtype {quoted_from_code(dtype_of(data, f'{name}.{n}'), 40)}; "
                                 "the mask must be boolean", weight)]
     return [holds(name, "boolean (n, n), True where j ≤ i", weight)]
 
@@ -395,12 +398,12 @@ def _gram(data: Mapping[str, Any], call: str) -> tuple[np.ndarray | None, str | 
     if not isinstance(got, Mapping):
         return None, "it was not called (the notebook's code did not load)"
     if "error" in got:
-        return None, f"calling it raised {got['error']}"
+        return None, f"calling it, {raised(got['error'])}"
     info = (got.get("outputs") or [{}])[0]
     values = info.get("gram") if isinstance(info, Mapping) else None
     if not isinstance(values, list) or len(values) != POINTS * POINTS:
         shape = info.get("shape") if isinstance(info, Mapping) else None
-        return None, (f"its output has shape {shape}; it must map x of shape (n, D) to features of shape "
+        return None, (f"its output has shape {quoted_from_code(shape, 100)}; it must map x of shape (n, D) to features of shape "
                       f"(n, 2·D_random), here ({POINTS}, 2·D_random)")
     return np.asarray(values, dtype=float).reshape(POINTS, POINTS), None
 

@@ -116,6 +116,9 @@ def test_what_cannot_be_read_is_said_and_bounded():
         extract("[" * 600_000)
     with pytest.raises(NotebookError, match="its source is not text"):
         extract(json.dumps({"nbformat": 4, "cells": [{"cell_type": "code", "source": [1, 2]}]}))
+    odd = extract(notebook("x = '\ud800'\n", "w = 3\n"))  # a JSON escape with no UTF-8 form
+    assert "x" not in odd.defined and "w" in odd.defined and odd.left_out == {
+        "not text (an unpaired surrogate escape)": [2]}
     huge = extract(notebook("x = 1\n" * 40_000, "y = 2\n"))
     assert "y" in huge.defined and "x" not in huge.defined
     assert list(huge.left_out) == ["longer than 200,000 characters"]
@@ -227,8 +230,8 @@ def test_the_feedback_says_what_was_read_and_names_cells(graded_class):
     results, _, _, out = graded_class
     feedback = code_part(results["reference"])["feedback"]
     assert any(line.startswith("Summarization.ipynb: read 12 code cells without running them") for line in feedback)
-    assert "cell 3, line 4: ModuleNotFoundError: No module named 'matplotlib'; the rest of the notebook's code was " \
-           "loaded without it" in feedback
+    assert "cell 3, line 4: your code raised «ModuleNotFoundError: No module named 'matplotlib'»; the rest of the " \
+           "notebook's code was loaded without it" in feedback
     scale = next(line for line in code_part(results["wrong-scale"])["feedback"] if "attention.scale" in line)
     assert "scaled by 1/d = 0.0625; the scale is 1/√d = 0.25" in scale
     report = (out / "wrong-scale" / "report.html").read_text(encoding="utf-8")
@@ -276,8 +279,8 @@ def test_the_template_holds_stubs_that_the_reference_fills_to_full_marks(torch, 
     (stubbed / "hw8.ipynb").write_text(json.dumps(data), encoding="utf-8")
     assert main(["check", str(stubbed)]) == 0
     shown = capsys.readouterr().out
-    assert "FAILED: attention.rows: calling it raised NotImplementedError: attention: write it here (cell 5, line 3)" \
-        in shown
+    assert ("FAILED: attention.rows: calling it, your code raised «NotImplementedError: attention: write it here "
+            "(cell 5, line 3)»") in shown
     # filled with the reference's definitions: full marks
     for name, source in reference_definitions().items():
         if name in stubs:
@@ -374,3 +377,11 @@ def test_a_new_homework_from_fa22_carries_its_reference_where_the_autograder_fin
     found = reference_of(out, "eecs182-fa22-hw8")
     assert found is not None and (found / "Summarization.ipynb").read_bytes() == REFERENCE.read_bytes()
     assert main(["validate", str(out)]) == 0
+
+
+def test_a_file_named_on_the_answer_line_must_be_a_notebook(tmp_path):
+    (tmp_path / "summary.py").write_text("def attention(Q, K, V, mask=None):\n    pass\n", encoding="utf-8")
+    reading = read_field(PART, PART.fields[0], "summary.py", tmp_path)
+    outcome = REGISTRY["notebook_code"].run({"notebook": reading}, Context(part=PART, spec=PART.checks[0]))
+    assert outcome.earned == 0 and outcome.feedback == (
+        "summary.py is not the notebook this part reads (a file named like '*.ipynb'); hand in the notebook itself",)
