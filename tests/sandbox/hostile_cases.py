@@ -101,6 +101,10 @@ CASES = {
     "control_characters": Expect(("could not be imported",)),
     "claims_grader_wording": Expect(("could not be imported",)),
 }
+# Where a host gives a case less than the table above: a container on a kernel without Landlock has
+# neither a PID namespace nor Landlock to keep the machine's /proc from the job, so the grader's command
+# line (folder names, never their contents) is seen there; docs/explanation/sandbox.md says so.
+WITHOUT_LANDLOCK = {"read_command_lines": Expect(("FAILED",), score=None)}
 RAW = ("\x1b", "\u202e", "\u2066", "\r")  # characters no output may hold raw (written as escapes)
 
 
