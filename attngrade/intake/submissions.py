@@ -6,18 +6,21 @@ a safe loader that also refuses aliases (the "billion laughs" bomb) and is
 size-limited before it is parsed. Nothing found in a class folder is skipped without
 a word: every entry becomes a submission or an error row, and files that are clearly
 not a student's (hidden files, a Gradescope export's metadata) are listed as such.
+
+Every file of a student's is read through `runtime.files.read_bounded` (a regular file of its
+own, its size checked on the open file before it is read), and every folder is looked through
+within a budget (`walk`): what was not looked at is said, never taken for "not there".
 """
 
 from __future__ import annotations
 
 import codecs
 import functools
+import hashlib
 import logging
 import os
-import re
 import stat
-from dataclasses import replace
-from functools import lru_cache
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
@@ -26,7 +29,7 @@ import yaml
 from ..errors import ConfigError, SubmissionError
 from ..records import Result, Submission
 from ..runtime.deadline import BudgetExceeded, time_limit
-from ..runtime.files import within
+from ..runtime.files import LINK, NOT_REGULAR, TOO_LARGE, NotRead, check_readable, read_bounded, within
 from ..runtime.outfiles import FOLDERS_FILE as FOLDERS_FILE
 from ..runtime.outfiles import beside
 from ..runtime.safe_yaml import Loader, not_yaml, yaml_problem
@@ -40,22 +43,17 @@ from .formats import (
     placeholder_note,
     read_carrier,
 )
+from .look import MAX_YAML_BYTES
+from .look import looks_like_answers as looks_like_answers
+from .walk import MAX_SUBMISSION_ENTRIES, NESTED_SECONDS, Budget, code_files, listing, nested_answers
+from .walk import find_code as find_code
 
 log = logging.getLogger(__name__)
 
-MAX_YAML_BYTES = 2_000_000
 # Seconds to read one submission (it is read in the grading process, before any check's
 # budget): the readers are linear, and this bounds what a hostile file could still find.
 READ_BUDGET = 30.0
 YAML_SUFFIXES = (".yaml", ".yml")
-
-
-
-
-
-
-
-
 
 
 def _refuse_aliases(text: str) -> None:
@@ -100,10 +98,6 @@ def read_yaml(path: Path) -> Any:
         line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
         raise SubmissionError(f"{not_yaml(err)}{_yaml_hint(yaml_problem(err), line)}; fix the file and "
                               "submit it again", path=str(path)) from None
-
-
-
-
 
 
 def parse_yaml_text(text: str, place: str) -> Any:
@@ -185,26 +179,26 @@ def named(path: Path) -> str:
 
 
 def _load_submission(path: Path, homework: str | None, bank: Any) -> Submission:
-    folder = None
     if path.is_symlink():
         raise SubmissionError("is a link; submit the file or folder itself", path=str(path))
-    if path.is_dir():
-        folder, file = path, answers_file(path)
-        default_student = path.name
-    else:
-        file, default_student = path, path.stem
+    folder = path.is_dir()
+    file, listed = _chosen(path) if folder else (path, ())
+    if bank is None and is_answers_format(file) and file.suffix.lower() not in YAML_SUFFIXES:
+        from ..problems import BUNDLED as bank
+    if not folder:
+        return _read_answers(file, path.stem, homework, bank)
+    submission = _read_answers(file, path.name, homework, bank)
+    if file.suffix.lower() not in YAML_SUFFIXES and submission.student == file.stem:
+        submission = replace(submission, student=path.name)  # a carrier names no one: the folder does
+    return replace(submission, folder=path, notes=submission.notes + listed + _folder_notes(path, file))
+
+
+def _read_answers(file: Path, default_student: str, homework: str | None, bank: Any) -> Submission:
+    """The answers file `file` read (`default_student`: the id when it claims none)."""
     if not is_answers_format(file):
         raise SubmissionError(f"not a submission format; attngrade reads {READ} files", path=str(file))
     if file.suffix.lower() not in YAML_SUFFIXES:
-        if bank is None:
-            from ..problems import BUNDLED as bank
-        submission = read_carrier(file, _read_text(file), homework=homework, bank=bank, parse_yaml=parse_yaml_text)
-        if folder is not None:
-            student = submission.student if submission.student != file.stem else default_student
-            submission = Submission(student=student, homework=submission.homework, answers=submission.answers,
-                                    path=submission.path, folder=folder, notes=submission.notes,
-                                    invalid=submission.invalid)
-        return submission
+        return read_carrier(file, _read_text(file), homework=homework, bank=bank, parse_yaml=parse_yaml_text)
     data = read_yaml(file)
     if not isinstance(data, dict):
         raise SubmissionError("expected a mapping with 'homework' and 'answers'", path=str(file))
@@ -220,14 +214,8 @@ def _load_submission(path: Path, homework: str | None, bank: Any) -> Submission:
         raise SubmissionError("'answers' must be a mapping from part id to answer", path=str(file))
     student, said = _student_id(data.get("student"), default_student)
     notes = tuple(f"unknown top-level key '{k}' was ignored" for k in unknown) + said
-    return Submission(
-        student=student,
-        homework=named.strip(),
-        answers={safe_text(k, 200): v for k, v in answers.items()},
-        path=file,
-        folder=folder,
-        notes=notes,
-    )
+    return Submission(student=student, homework=named.strip(), answers={safe_text(k, 200): v for k, v in answers.items()},
+                      path=file, notes=notes)
 
 
 def _student_id(claim: Any, default: str) -> tuple[str, tuple[str, ...]]:
@@ -242,74 +230,86 @@ def _student_id(claim: Any, default: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _read_text(path: Path) -> str:
-    """An answers file as text: a regular file (not a link), size-limited, decoded as UTF-8 (or by its BOM)."""
-    if path.is_symlink():
-        raise SubmissionError("is a link; submit the answers file itself", path=str(path))
-    if not path.is_file():
-        raise SubmissionError("is not a regular file (a folder, pipe or device); submit the answers file itself",
-                              path=str(path))
-    size = path.stat().st_size
+    """An answers file as text: a regular file of its own (not a link, not a second name), of at most its
+    format's size, decoded as UTF-8 (or by its BOM)."""
     limit = MAX_BYTES.get(path.suffix.lower(), MAX_YAML_BYTES)
-    if size > limit:
-        raise SubmissionError(f"the file is {size} bytes; at most {limit} are read", path=str(path))
-    text = _decode(path.read_bytes(), path)
+    try:
+        data = read_bounded(path, limit)
+    except NotRead as err:
+        raise SubmissionError(_answers_file_reason(err), path=str(path)) from None
+    text = _decode(data, path)
     if "\x00" in text:
         raise SubmissionError("the file contains NUL bytes: it is binary, or text saved as UTF-16/UTF-32 "
                               "without a byte-order mark; save it as UTF-8 and submit it again", path=str(path))
     return text
 
 
-_LOOKS = {
-    "yaml": re.compile(r"""(?m)^["']?homework["']?[ \t]*:"""),
-    "heading": re.compile(r"(?im)(^|\\n|\")[ ]{0,3}#{1,6}[ \t]+answer[ \t]+\S|```+[ \t]*attngrade"),
-    "latex": re.compile(r"\\answer\b|\\attnhomework\b"),
-}
+def _answers_file_reason(err: NotRead) -> str:
+    """Why an answers file was not read, said of the answers file (`read_bounded` speaks of any file)."""
+    if err.kind == LINK:
+        return "is a link; submit the answers file itself"
+    if err.kind == NOT_REGULAR:
+        return "is not a regular file (a folder, pipe or device); submit the answers file itself"
+    return f"the file {err.reason}" if err.kind == TOO_LARGE else err.reason
 
 
-def looks_like_answers(path: Path) -> bool:
-    """Whether a file of an answers format has answers in it (a cheap look, no parsing).
-
-    Only a regular file is opened: a named pipe would block, a device never end. Finding a
-    class's submissions asks about a file more than once: each file is read once.
-    """
-    try:
-        if path.is_symlink():
-            return False
-        info = path.stat()
-    except OSError:
-        return False
-    if not stat.S_ISREG(info.st_mode):
-        return False
-    return _sniff(str(path), info.st_mtime_ns, info.st_size)
-
-
-@lru_cache(maxsize=4096)
-def _sniff(path: str, mtime_ns: int, size: int) -> bool:  # noqa: ARG001 - mtime and size key the cache
-    suffix = Path(path).suffix.lower()
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES.get(suffix, MAX_YAML_BYTES))
-    except OSError:
-        return False
-    text = data.decode("utf-8", errors="replace")
-    kind = "yaml" if suffix in YAML_SUFFIXES else "latex" if suffix == ".tex" else "heading"
-    return _LOOKS[kind].search(text) is not None
+# -- one submission folder --------------------------------------------------------------------------
+# Entries of a submission folder's own level listed to find its answers file (a dataset of files
+# beside it is listed too); what lies below is looked through within `MAX_SUBMISSION_ENTRIES`.
+MAX_FOLDER_ENTRIES = 200_000
 
 
 def answers_file(folder: Path) -> Path:
     """The one answers file of a submission folder."""
-    found = _answers_files(folder)
+    return _chosen(folder)[0]
+
+
+def _chosen(folder: Path) -> tuple[Path, tuple[str, ...]]:
+    """The one answers file of a submission folder, with a note when its listing was cut short."""
+    budget = Budget(MAX_FOLDER_ENTRIES)
+    found = _answers_files(folder, budget)
     if len(found) > 1:
         found = [p for p in found if looks_like_answers(p)] or found
+    cut = (f"this folder holds over {MAX_FOLDER_ENTRIES:,} files and folders; only the first "
+           f"{MAX_FOLDER_ENTRIES:,} were looked at for the answers file") if budget.over else ""
     if len(found) != 1:
         names = ", ".join(p.name for p in found)
         raise SubmissionError(f"a submission folder holds exactly one answers file ({READ}); found {len(found)}"
-                              + (f": {names}" if names else ""), path=str(folder))
-    return found[0]
+                              + (f": {names}" if names else "") + (f" ({cut})" if cut else ""), path=str(folder))
+    return found[0], (cut,) if cut else ()
 
 
-def _answers_files(folder: Path) -> list[Path]:
-    return [p for p in _entries(folder) if is_answers_format(p) and not p.is_dir()]
+def _answers_files(folder: Path, budget: Budget | None = None) -> list[Path]:
+    return [p for p in _entries(folder, budget) if is_answers_format(p) and _a_file(p)]
+
+
+def _a_file(path: Path) -> bool:
+    """Anything but a folder (a link or a pipe too: reading it says what it is), by one lstat."""
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return False
+
+
+def _folder_notes(folder: Path, file: Path) -> tuple[str, ...]:
+    """What a submission's row says of its folder: answers nested in it (another attempt, another
+    student's folder), which are not graded, and how far it was looked through."""
+    budget = Budget(MAX_SUBMISSION_ENTRIES, NESTED_SECONDS)
+    nested = nested_answers(folder, budget)
+    notes = []
+    if nested:
+        notes.append(f"{_some(nested, folder)}: answers inside this folder, not graded: a folder is one student's "
+                     f"submission, graded from {file.name}; each student hands in a folder of their own")
+    if budget.over:
+        notes.append(f"this folder was looked through only as far as {budget.said()} (it stopped at {budget.cut}): "
+                     "answers files and code files beyond were not found; course staff can look at the rest")
+    return tuple(notes)
+
+
+def _some(paths: list[Path], folder: Path, shown: int = 5) -> str:
+    """A few of `paths`, relative to `folder`, and how many more."""
+    names = ", ".join(p.relative_to(folder).as_posix() for p in paths[:shown])
+    return names + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
 
 
 # Files a course tool writes next to the submissions, never a student's answers.
@@ -323,41 +323,49 @@ def _not_a_submission(path: Path) -> bool:
     return path.name.lower().startswith("readme") and not (is_answers_format(path) and looks_like_answers(path))
 
 
-def _entries(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if not _not_a_submission(p))
-    except OSError:
-        return []
+def _entries(folder: Path, budget: Budget | None = None) -> list[Path]:
+    """`folder`'s entries that may be a student's, sorted, listed within `budget`."""
+    listed = listing(folder, budget if budget is not None else Budget(MAX_FOLDER_ENTRIES))
+    return [p for p in (folder / entry.name for entry in listed) if not _not_a_submission(p)]
 
 
-def _is_submission(folder: Path, depth: int = 0) -> bool:
-    """One student's folder: exactly one file with answers in it, and no sub-folder that is a
-    submission of its own (its other sub-folders are that student's files). A folder with no
-    file that looks like answers but exactly one answers-format file is one too: loading it
-    then says what is wrong.
-    """
-    entries = _entries(folder)
-    answers = [p for p in entries if is_answers_format(p) and looks_like_answers(p)]
-    subdirs = [p for p in entries if p.is_dir() and not p.is_symlink()]
-    if len(answers) > 1 or (depth < 3 and any(_is_submission(d, depth + 1) for d in subdirs)):
-        return False  # several answers files, or students' folders inside: a class
-    if answers:
-        return True
-    return len(_answers_files(folder)) == 1
+def _own_answers(entries: list[Path]) -> list[Path]:
+    """The files among `entries` that look like answers."""
+    return [p for p in entries if is_answers_format(p) and looks_like_answers(p)]
 
 
-def _is_class(folder: Path, depth: int = 0) -> bool:
-    """Several submissions: two files with answers or more, or a sub-folder that is a submission or a class."""
-    if depth > 3 or _is_submission(folder, depth):
-        return False
-    entries = _entries(folder)
-    if sum(1 for p in entries if is_answers_format(p) and looks_like_answers(p)) >= 2:
-        return True
-    return any(p.is_dir() and not p.is_symlink() and (_is_submission(p, depth + 1) or _is_class(p, depth + 1))
-               for p in entries)
+def _subfolders(entries: list[Path]) -> list[Path]:
+    return [p for p in entries if p.name not in _SKIPPED and p.is_dir() and not p.is_symlink()]
 
 
+_SKIPPED = ("__pycache__", "node_modules", "__MACOSX")
+
+
+# -- finding a class's submissions ------------------------------------------------------------------
 MAX_CLASS_DEPTH = 8  # class folders inside class folders read as such; deeper, a folder is one submission
+MAX_HELD_DEPTH = 3  # levels below a folder looked into for answers, to tell a class from a student's folder
+# What finding a class's submissions may look at (files and folders listed, seconds): a class of
+# 100,000 students' folders is well inside it; past it, each folder left is taken as one submission.
+MAX_FOUND_ENTRIES = 2_000_000
+FIND_SECONDS = 120.0
+
+
+@dataclass
+class _Finding:
+    """What one `discover` is given to fill in, and its budget (see `discover`)."""
+
+    passed_over: list[Path] | None
+    nested: dict[Path, int] | None
+    classes: Collection[str]
+    outputs: Path | None
+    mixed: list[Path] | None
+    budget: Budget = field(default_factory=lambda: Budget(MAX_FOUND_ENTRIES, FIND_SECONDS))
+    unexamined: Path | None = None  # the first folder taken as a submission unlooked-at, the budget spent
+    unlisted: list[Path] = field(default_factory=list)  # class folders of more entries than were listed
+
+    def pass_over(self, paths: Iterator[Path] | list[Path]) -> None:
+        if self.passed_over is not None:
+            self.passed_over.extend(paths)
 
 
 def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: int = 0,
@@ -365,63 +373,157 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
              outputs: Path | None = None, mixed: list[Path] | None = None) -> Iterator[Path]:
     """Every submission under `paths`: files, submission folders, and class folders.
 
-    A folder is one submission when it holds exactly one file with answers in it (its
-    sub-folders are that student's own files); otherwise every file and sub-folder in it is
-    one (a file that is not an answers file becomes an error row that says so), and a
-    sub-folder that is itself a class folder is read as one. Hidden files and a Gradescope export's metadata
-    go to `passed_over`, for the run summary. `nested` is given the class depth of each
-    submission found inside a class folder inside a folder of `paths` (1 and more; the rest are 0).
-    A folder of `classes` (resolved paths: those the run before into the same OUT graded as
-    classes) is read as one even when a single file in it still looks like answers: a class of
-    two where one left, or whose other files broke, is not one student's folder. `outputs`
-    (the run's OUT, `grade run . -o out`) is no submission, nor what the run keeps beside it
-    (its lock, an interrupted run's folders), nor a folder OUT is in further down: OUT and that
-    folder go to `passed_over`, the rest is left out.
-    `mixed` is given each folder inside a class read as several submissions though it holds one
-    answers file of its own (one student's folder with an old attempt inside reads so): said.
+    A folder named in `paths` is one submission when it holds exactly one file with answers in it
+    and no folders with answers; otherwise every file and sub-folder in it is one (a file that is
+    not an answers file becomes an error row that says so). Inside a class, a folder with one file
+    of answers of its own is one student's: answers nested deeper in it (an old attempt, another
+    student's folder) are that student's files, not submissions (they go to `passed_over` and the
+    submission's notes); a folder with several, or with none but folders of answers, is a class
+    read as one (sections of a course, `grade run examples/`). Hidden files and a Gradescope
+    export's metadata go to `passed_over`, for the run summary. `nested` is given the class depth
+    of each submission found inside a class folder inside a folder of `paths` (1 and more; the
+    rest are 0). A folder of `classes` (resolved paths: those the run before into the same OUT
+    graded as classes) is read as one even when a single file in it still looks like answers: a
+    class of two where one left, or whose other files broke, is not one student's folder.
+    `outputs` (the run's OUT, `grade run . -o out`) is no submission, nor what the run keeps beside
+    it (its lock, an interrupted run's folders), nor a folder OUT is in further down: OUT and that
+    folder go to `passed_over`, the rest is left out. `mixed` is given each folder of `paths` read
+    as several submissions though it holds one answers file of its own.
+
+    The search is bounded (`MAX_FOUND_ENTRIES` files and folders, `FIND_SECONDS`); past it, each
+    folder left is taken as one submission without a look inside, and the run's output says so.
     """
+    finding = _Finding(passed_over, nested, classes, outputs, mixed)
+    yield from _discover(paths, depth, finding)
+    for folder in finding.unlisted:
+        log.warning("%s holds over %s files and folders: only the first %s (by the disk's order) were graded; "
+                    "split it into smaller class folders", folder, f"{MAX_FOUND_ENTRIES:,}", f"{MAX_FOUND_ENTRIES:,}")
+    if finding.unexamined is not None:
+        log.warning("finding the submissions stopped looking inside folders at %s, after %s: each folder from "
+                    "there on was taken as one submission; grade a large class folder by folder to have each "
+                    "looked through", finding.unexamined, finding.budget.said())
+
+
+def _discover(paths: list[Path], depth: int, finding: _Finding) -> Iterator[Path]:
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise SubmissionError("no such file or folder", path=str(path))
         if not path.is_dir() or path.is_symlink():
-            if nested is not None and depth:
-                nested[path] = depth
+            _note_depth(finding, path, depth)
             yield path
             continue
-        entries = sorted(path.iterdir())
-        if outputs is not None and os.path.realpath(path) in {os.path.realpath(outputs.parent),
-                                                               os.path.dirname(os.path.realpath(outputs))}:
-            entries = _without_outputs(entries, outputs, passed_over)
-        elif outputs is not None:
-            entries = _without_the_way_to(outputs, path, entries, passed_over)
-        hidden = {p for p in entries if _not_a_submission(p) or _a_runs_outputs(p)}  # sets: a MOOC's class folder has 100,000 entries
-        visible = [p for p in entries if p not in hidden]
-        if passed_over is not None:
-            passed_over.extend(p for p in entries if p in hidden)
-        subdirs = [p for p in visible if p.is_dir() and not p.is_symlink()]
-        if not _known_class(path, classes) and _is_submission(path):
-            if passed_over is not None:  # the other answers-format files beside the one read: said, not skipped
-                passed_over.extend(_beside_the_answers(path))
-            if nested is not None and depth:
-                nested[path] = depth
+        if depth == 0 and not _known_class(path, finding.classes) and _is_submission(path, finding.budget):
+            finding.pass_over(_beside_the_answers(path))  # the other answers-format files: said, not skipped
+            finding.pass_over(_nested_in(path, finding.budget))
             yield path
             continue
-        folders = set(subdirs)
-        for found in [*(p for p in visible if p not in folders), *subdirs]:  # files first, then folders, each sorted
-            if found in folders and depth < MAX_CLASS_DEPTH and (_known_class(found, classes) or _is_class(found)):
-                if mixed is not None and _has_answers_of_its_own(found):
-                    mixed.append(found)
-                # `grade run examples/`: each homework's folder a class of its own
-                yield from discover([found], passed_over, depth + 1, nested, classes, outputs, mixed)
-                continue
-            if nested is not None and depth:
-                nested[found] = depth
-            yield found
+        if depth == 0 and finding.mixed is not None and _has_answers_of_its_own(path, finding.budget):
+            finding.mixed.append(path)
+        yield from _class(path, depth, finding)
 
 
-def _has_answers_of_its_own(folder: Path) -> bool:
+def _note_depth(finding: _Finding, path: Path, depth: int) -> None:
+    if finding.nested is not None and depth:
+        finding.nested[path] = depth
+
+
+def _class(path: Path, depth: int, finding: _Finding) -> Iterator[Path]:
+    """The submissions of the class folder `path` (`depth`: how many classes it is inside)."""
+    entries = _class_listing(path, finding)
+    outputs = finding.outputs
+    if outputs is not None and os.path.realpath(path) in {os.path.realpath(outputs.parent),
+                                                           os.path.dirname(os.path.realpath(outputs))}:
+        entries = _without_outputs(entries, outputs, finding.passed_over)
+    elif outputs is not None:
+        entries = _without_the_way_to(outputs, path, entries, finding.passed_over)
+    hidden = {p for p in entries if _not_a_submission(p) or _a_runs_outputs(p)}  # sets: a MOOC's class folder has 100,000 entries
+    visible = [p for p in entries if p not in hidden]
+    finding.pass_over(p for p in entries if p in hidden)
+    folders = {p for p in visible if p.is_dir() and not p.is_symlink()}
+    files = [p for p in visible if p not in folders]
+    for found in [*files, *sorted(folders)]:  # files first, then folders, each sorted
+        if found in folders:
+            yield from _folder_in_class(found, depth, finding)
+            continue
+        _note_depth(finding, found, depth)
+        yield found
+
+
+def _class_listing(path: Path, finding: _Finding) -> list[Path]:
+    """A class folder's entries, sorted: listed whole even when the search's budget is spent (a class
+    is never cut short of its students), up to `MAX_FOUND_ENTRIES` (past it, said)."""
+    cap = Budget(MAX_FOUND_ENTRIES)
+    entries = [path / entry.name for entry in listing(path, cap)]
+    finding.budget.take(cap.spent)
+    if cap.over:
+        finding.unlisted.append(path)
+    return entries
+
+
+def _folder_in_class(found: Path, depth: int, finding: _Finding) -> Iterator[Path]:
+    """A folder inside a class: a class of its own (its submissions), or one submission; once the
+    search's budget is spent, one submission without a look inside (said)."""
+    budget = finding.budget
+    if depth < MAX_CLASS_DEPTH and (_known_class(found, finding.classes)
+                                    or not budget.over and _is_class(found, budget) and not budget.over):
+        yield from _class(found, depth + 1, finding)
+        return
+    if budget.over:
+        finding.unexamined = finding.unexamined or found
+    elif finding.passed_over is not None:
+        finding.passed_over.extend(_nested_in(found, budget))
+    _note_depth(finding, found, depth)
+    yield found
+
+
+def _nested_in(folder: Path, budget: Budget) -> list[Path]:
+    """Answers nested in the submission folder `folder`, within what is left of `budget`."""
+    share = budget.share(MAX_SUBMISSION_ENTRIES, NESTED_SECONDS)
+    found = nested_answers(folder, share)
+    budget.spend(share)
+    return found
+
+
+def _is_submission(folder: Path, budget: Budget) -> bool:
+    """A folder named to be graded is one student's when it holds exactly one file with answers in
+    it and no folders with answers (those make it a class). A folder with no file that looks like
+    answers but exactly one answers-format file is one too: loading it then says what is wrong."""
+    entries = _entries(folder, budget)
+    answers = _own_answers(entries)
+    if len(answers) > 1 or any(_holds_answers(d, budget, 1) for d in _subfolders(entries)):
+        return False
+    return bool(answers) or _one_answers_format_file(entries)
+
+
+def _is_class(folder: Path, budget: Budget) -> bool:
+    """A folder inside a class is a class too when it holds two files with answers or more, or none
+    but folders with answers in them (a section's students). One file of answers of its own makes
+    it one student's folder, whatever lies deeper."""
+    entries = _entries(folder, budget)
+    answers = _own_answers(entries)
+    if answers:
+        return len(answers) > 1
+    return any(_holds_answers(d, budget, 1) for d in _subfolders(entries))
+
+
+def _holds_answers(folder: Path, budget: Budget, depth: int) -> bool:
+    """Whether `folder`, or a folder in it down to `MAX_HELD_DEPTH` levels, holds a submission: a file
+    with answers, or a single answers-format file."""
+    if budget.over:
+        return False
+    entries = _entries(folder, budget)
+    if _own_answers(entries) or _one_answers_format_file(entries):
+        return True
+    return depth < MAX_HELD_DEPTH and any(_holds_answers(d, budget, depth + 1) for d in _subfolders(entries))
+
+
+def _one_answers_format_file(entries: list[Path]) -> bool:
+    return sum(1 for p in entries if is_answers_format(p) and _a_file(p)) == 1
+
+
+def _has_answers_of_its_own(folder: Path, budget: Budget) -> bool:
     """One file of answers beside folders of answers: one student's folder, or a class of them?"""
-    return sum(1 for p in _entries(folder) if is_answers_format(p) and not p.is_dir() and looks_like_answers(p)) == 1
+    return len(_own_answers(_entries(folder, budget))) == 1
 
 
 def _a_runs_outputs(path: Path) -> bool:
@@ -468,10 +570,9 @@ def _beside_the_answers(folder: Path) -> list[Path]:
     return [p for p in _answers_files(folder) if p != chosen]
 
 
-# -- code files at any depth -----------------------------------------------------------------------
+# -- the files a part names ---------------------------------------------------------------------
 CODE_SUFFIXES = (".py",)
-MAX_CODE_DEPTH = 6
-MAX_CODE_ENTRIES = 5_000
+MAX_CODE_BYTES = 10_000_000  # a copy of a code file read to tell it from another of its name
 
 
 def is_code(name: str | None) -> bool:
@@ -479,53 +580,68 @@ def is_code(name: str | None) -> bool:
     return bool(name) and name.endswith(CODE_SUFFIXES)
 
 
-def find_code(folder: Path, name: str) -> list[Path]:
-    """Every regular file called `name` under `folder` (hidden folders, caches and links skipped), shallowest first."""
-    found: list[Path] = []
-    seen = 0
-    level = [folder]
-    for _ in range(MAX_CODE_DEPTH + 1):
-        below: list[Path] = []
-        for current in level:
-            try:  # scandir: an entry's type comes with its name, not from a stat of its own
-                with os.scandir(current) as listing:
-                    entries = sorted(listing, key=lambda entry: entry.name)
-            except OSError:
-                continue
-            for entry in entries:
-                seen += 1
-                if seen > MAX_CODE_ENTRIES or entry.name.startswith(".") or entry.is_symlink():
-                    continue
-                if entry.name == name and entry.is_file(follow_symlinks=False):
-                    found.append(current / entry.name)
-                elif entry.is_dir(follow_symlinks=False) and entry.name not in ("__pycache__", "node_modules"):
-                    below.append(current / entry.name)
-        level = below
-    return found
-
-
 def code_folder(folder: Path | None, name: str | None, raw: Any = None) -> Path | None:
-    """The folder that holds the code file `name` (the course's src/ or a5/src/ layout is fine).
+    """The folder that holds the file `name` a part names, once the file there is known to be one
+    attngrade reads (`runtime.files`): a regular file of its own that the grader may open. Else a
+    SubmissionError that names the file and what to do (that field's problem, not the submission's).
 
-    The submission folder itself when the file is at its top, or not there at all (reading
-    it then says it is missing). Two different files of that name are a SubmissionError.
+    A code file is looked for where courses put it first (the folder itself, src/), then at any
+    depth (the course's src/ or a5/src/ layout is fine); two different files of that name are an
+    error. The submission folder itself when the file is not there at all (reading it then says
+    it is missing), unless the search was cut short, which is said.
     """
     if isinstance(raw, str) and raw.strip():
         name = raw  # the student named the file in the answers
-    if folder is None or not is_code(name) or "/" in name or "\\" in name or (folder / name).exists():
+    if folder is None or not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
+        return folder  # reading it says what is wrong with the name
+    if not is_code(name) or _a_file(folder / name):
+        _vet(folder / name, name)
         return folder
-    found = find_code(folder, name)
-    contents = {}
+    budget = Budget(MAX_SUBMISSION_ENTRIES)
+    found = code_files(folder, name, budget)
+    if not found:
+        if budget.over:
+            raise SubmissionError(f"{name} was not found in {budget.said()} of your folder (stopped at "
+                                  f"{budget.cut}); put it in src/ or next to your answers file and submit again")
+        return folder
+    if len(found) > 1:
+        _one_content(folder, name, found)
+    _vet(found[0], found[0].relative_to(folder).as_posix())
+    return found[0].parent
+
+
+def found_where_read(folder: Path, name: str) -> bool:
+    """Whether grading finds the file `name` a part names, given the submission folder `folder`: beside
+    the answers file, or for a code file anywhere below it (`code_folder`)."""
+    if _a_file(folder / name):
+        return True
+    return is_code(name) and bool(code_files(folder, name, Budget(MAX_SUBMISSION_ENTRIES)))
+
+
+def _vet(path: Path, shown: str) -> None:
+    """Nothing, if `path` is absent or a file attngrade may read; else why not, as a SubmissionError."""
+    try:
+        check_readable(path)
+    except NotRead as err:
+        if not err.absent:
+            raise SubmissionError(f"{shown} {err.reason}") from None
+
+
+def _one_content(folder: Path, name: str, found: list[Path]) -> None:
+    """Copies of a code file at several places must be one file: each read within bounds, compared."""
+    contents: dict[str, Path] = {}
     for path in found:
+        shown = path.relative_to(folder).as_posix()
         try:
-            contents.setdefault(path.read_bytes(), path)
-        except OSError:
-            continue
+            digest = hashlib.sha256(read_bounded(path, MAX_CODE_BYTES)).hexdigest()
+        except NotRead as err:
+            raise SubmissionError(f"{shown} {err.reason}" + (" (every file named " + name + " in your folder is read "
+                                  "to tell which one to grade)" if not err.absent else "")) from None
+        contents.setdefault(digest, path)
     if len(contents) > 1:
         first, second = list(contents.values())[:2]
         raise SubmissionError(f"two different files named {name}: {first.relative_to(folder)} and "
                               f"{second.relative_to(folder)}; hand in one of them")
-    return found[0].parent if found else folder
 
 
 def apart(paths: list[Path], out: Path, said: list[str]) -> list[Path]:

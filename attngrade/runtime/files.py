@@ -1,9 +1,12 @@
-"""Files written whole or not at all, their hashes, and where a path lies."""
+"""Files written whole or not at all, their hashes, where a path lies, and a student's file read
+within bounds (`read_bounded`)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
@@ -63,3 +66,115 @@ def file_sha256(path: Path) -> str:
 def within(real: str, folder: str) -> bool:
     """Whether the resolved path `real` lies inside the resolved `folder` (not the folder itself)."""
     return real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+# -- a student's file, read within bounds --------------------------------------------------------
+# What kept a file from being read (`NotRead.kind`).
+ABSENT, LINK, NOT_REGULAR, SECOND_NAME, TOO_LARGE, DENIED, UNREADABLE = (
+    "absent", "link", "not regular", "second name", "too large", "denied", "unreadable")
+
+
+class NotRead(Exception):
+    """Why a file was not read. `reason` names no path (the caller says whose file it is and what
+    to do): it reads after the file's name ("dataset.py is a link; ..."). `kind` is one of the
+    kinds above, for a caller that words it its own way."""
+
+    def __init__(self, reason: str, kind: str):
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+
+    @property
+    def absent(self) -> bool:
+        """Nothing by that name: the caller may look elsewhere, or say it is missing."""
+        return self.kind == ABSENT
+
+
+# Opened without following a link (ELOOP if it became one), without blocking on a pipe swapped in
+# after the lstat, and never as a terminal of ours.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+_BLOCK = 1 << 20
+
+
+def vetted(info: os.stat_result, limit: int | None) -> None:
+    """Raise NotRead unless `info` (an lstat, or the fstat of what was opened) is a regular file of
+    its own of at most `limit` bytes: a link is read from where it leads (another student's file, the
+    gold), a pipe or device never ends or never answers, and a second name (a hard link) may be a
+    file of the grader's that the student's folder only names."""
+    if stat.S_ISLNK(info.st_mode):
+        raise NotRead("is a link; submit the file itself", LINK)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRead("is not a regular file (a folder, pipe or device); submit the file itself", NOT_REGULAR)
+    if info.st_nlink > 1:
+        raise NotRead(f"is a hard link (one file under {info.st_nlink} names on the grader's disk), so it was not "
+                      "read; submit a copy of the file itself", SECOND_NAME)
+    if limit is not None and info.st_size > limit:
+        raise NotRead(f"is {info.st_size} bytes; at most {limit} are read", TOO_LARGE)
+
+
+def read_bounded(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, of at most `limit` bytes, or NotRead saying why not.
+
+    Looked at with lstat first (nothing is opened that is not a regular file of its own), opened
+    with O_NOFOLLOW, checked again on the open descriptor (the same file, its size), and read to at
+    most `limit` bytes whatever the size said (a file that grows while it is read is refused)."""
+    with _opened(path, limit) as fd:
+        pieces = [os.read(fd, min(os.fstat(fd).st_size, limit) + 1)]  # the whole file, in one call as a rule
+        read = len(pieces[0])
+        while pieces[-1] and read <= limit:
+            pieces.append(os.read(fd, min(limit + 1 - read, _BLOCK)))
+            read += len(pieces[-1])
+    if read > limit:
+        raise NotRead(f"grew past {limit} bytes while it was read; at most {limit} are read", TOO_LARGE)
+    return pieces[0] if len(pieces) <= 2 and not pieces[-1] else b"".join(pieces)  # (a join would copy it)
+
+
+def check_readable(path: Path | str, limit: int | None = None) -> os.stat_result:
+    """What `read_bounded` checks, without reading: the file's fstat, or NotRead."""
+    with _opened(path, limit) as fd:
+        return os.fstat(fd)
+
+
+class _opened:
+    """The descriptor of a vetted regular file (see `read_bounded`), closed on leaving."""
+
+    def __init__(self, path: Path | str, limit: int | None):
+        self.path, self.limit, self.fd = path, limit, -1
+
+    def __enter__(self) -> int:
+        try:
+            before = os.lstat(self.path)
+        except OSError as err:
+            raise _not_read(err) from None
+        except ValueError:  # a NUL in the name: no file can have it
+            raise NotRead("is not there", ABSENT) from None
+        vetted(before, self.limit)
+        try:
+            self.fd = os.open(self.path, _OPEN_FLAGS)
+        except OSError as err:
+            raise _not_read(err) from None
+        opened = os.fstat(self.fd)
+        if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
+            os.close(self.fd)
+            raise NotRead("was replaced while it was read; submit it again", UNREADABLE)
+        try:
+            vetted(opened, self.limit)
+        except NotRead:
+            os.close(self.fd)
+            raise
+        return self.fd
+
+    def __exit__(self, *exc: Any) -> None:
+        os.close(self.fd)
+
+
+def _not_read(err: OSError) -> NotRead:
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        return NotRead("is not there", ABSENT)
+    if err.errno == errno.ELOOP:
+        return NotRead("is a link; submit the file itself", LINK)
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return NotRead("cannot be read: the grader has no permission to open it; course staff can make it "
+                       "readable (chmod a+r) and grade it again", DENIED)
+    return NotRead(f"cannot be read ({os.strerror(err.errno) if err.errno else err}); course staff can look "
+                   "at the file and grade it again", UNREADABLE)

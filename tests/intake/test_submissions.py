@@ -118,8 +118,8 @@ def test_answers_files_beside_the_one_read_are_said_not_skipped(tmp_path):
 
 
 def test_class_folders_nested_past_a_limit_are_read_as_submissions(tmp_path):
-    # Each level holds answers and a deeper level: without a limit, discovery recursed until
-    # Python's stack ran out (a folder 1,500 levels deep stopped the whole run).
+    # Each level is a class (two answers files) holding a deeper one: without a limit, discovery
+    # recursed until Python's stack ran out (a folder 1,500 levels deep stopped the whole run).
     from attngrade.intake.submissions import MAX_CLASS_DEPTH
 
     (tmp_path / "b.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: x\n")
@@ -127,10 +127,11 @@ def test_class_folders_nested_past_a_limit_are_read_as_submissions(tmp_path):
     for _ in range(MAX_CLASS_DEPTH + 12):
         level = level / "x"
         level.mkdir()
-        (level / "a.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: x\n")
+        for name in ("a", "c"):
+            (level / f"{name}.yaml").write_text("homework: cs224n-w21-a5\nanswers:\n  1b: x\n")
     found = list(discover([tmp_path]))
     assert found[0] == tmp_path / "b.yaml"
-    assert len(found) <= MAX_CLASS_DEPTH + 3 and found[-1].is_dir()  # the rest is one folder, loaded as one
+    assert len(found) == 1 + 2 * MAX_CLASS_DEPTH + 1 and found[-1].is_dir()  # the rest is one folder, loaded as one
 
 
 @pytest.mark.parametrize("claim, student, noted", [

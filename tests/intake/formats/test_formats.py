@@ -264,7 +264,12 @@ def test_a_class_folder_with_a_loose_answers_file_and_student_folders(tmp_path):
     shutil.copy2(ROOT / "examples" / A5 / "full-marks.yaml", cls)
     for who in ("Alireza1044", "PandaJunk"):
         shutil.copytree(ROOT / "examples" / A5 / who, cls / who)
-    assert sorted(p.name for p in discover([tmp_path / "root"])) == ["Alireza1044", "PandaJunk", "full-marks.yaml"]
+    assert sorted(p.name for p in discover([cls])) == ["Alireza1044", "PandaJunk", "full-marks.yaml"]
+    # Inside a class, a folder with answers of its own is one student's: the folders of answers in it
+    # are not graded as classmates, and are said.
+    passed_over: list[Path] = []
+    assert list(discover([tmp_path / "root"], passed_over)) == [cls]
+    assert passed_over == [cls / "Alireza1044" / "answers.yaml", cls / "PandaJunk" / "answers.yaml"]
     alice = tmp_path / "alice"  # one student's folder with a folder of their own files inside
     shutil.copytree(ROOT / "examples" / A5 / "Alireza1044", alice)
     (alice / "outputs").mkdir()

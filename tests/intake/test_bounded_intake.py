@@ -1,0 +1,279 @@
+"""Finding and reading a class within bounds: what a careless or hostile class folder holds.
+
+Every file of a student's is looked at with lstat first and read only as a regular file of its
+own, within its size; every folder is looked through within a budget, and what was not looked
+at is said (in the run's output and the submission's row), never taken for "no answer given".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import attngrade.intake.submissions as submissions
+import attngrade.intake.walk as walk
+from attngrade.errors import SubmissionError
+from attngrade.intake.submissions import code_folder, discover, find_code, load_submission
+from attngrade.runtime.files import LINK, NOT_REGULAR, SECOND_NAME, TOO_LARGE, NotRead, read_bounded
+
+ROOT = Path(__file__).resolve().parents[2]
+CODE = ROOT / "examples" / "cs224n-w21-a5-code"
+GOOD = ROOT / "examples" / "cs224n-w21-a5" / "full-marks.yaml"
+ANONYMOUS = GOOD.read_text(encoding="utf-8").replace("student: full-marks\n", "")
+AS_ROOT = os.geteuid() == 0
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipes, sockets and uids as on Linux")
+
+
+def _student(folder: Path, text: str = ANONYMOUS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "answers.yaml").write_text(text, encoding="utf-8")
+    return folder
+
+
+# -- reading one file ---------------------------------------------------------------------------------
+def test_a_regular_file_of_its_own_is_read_whole(tmp_path):
+    path = tmp_path / "dev.predictions"
+    path.write_bytes(b"Paris\n" * 1000)
+    assert read_bounded(path, 6000) == b"Paris\n" * 1000
+    with pytest.raises(NotRead) as err:
+        read_bounded(path, 5999)
+    assert err.value.kind == TOO_LARGE and err.value.reason == "is 6000 bytes; at most 5999 are read"
+
+
+@linux
+def test_links_pipes_sockets_devices_and_second_names_are_never_read(tmp_path):
+    (tmp_path / "own").write_text("mine\n")
+    os.symlink("/etc/passwd", tmp_path / "link")
+    os.mkfifo(tmp_path / "pipe")
+    os.link(tmp_path / "own", tmp_path / "second-name")
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(tmp_path / "socket"))
+        kinds = {}
+        for name in ("link", "pipe", "second-name", "socket", "own"):
+            try:
+                read_bounded(tmp_path / name, 1000)  # a pipe would block here, were it opened
+            except NotRead as err:
+                kinds[name] = err.kind
+    assert kinds == {"link": LINK, "pipe": NOT_REGULAR, "second-name": SECOND_NAME, "socket": NOT_REGULAR,
+                     "own": SECOND_NAME}  # both names of a hard-linked file are refused
+    with pytest.raises(NotRead) as err:
+        read_bounded("/dev/zero", 1000)
+    assert err.value.kind == NOT_REGULAR
+
+
+# -- the files a part names --------------------------------------------------------------------------
+def _huge(path: Path, size: int = 3 * 1024**3) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.truncate(size)  # sparse: no disk used
+
+
+@linux
+def test_huge_copies_of_a_code_file_are_refused_without_being_read(tmp_path):
+    """Two sparse 3 GiB dataset.py: every copy was read whole to compare them (gigabytes of memory)."""
+    folder = _student(tmp_path / "ann")
+    _huge(folder / "src" / "dataset.py")
+    _huge(folder / "old" / "dataset.py")
+    script = ("import resource, sys\nfrom pathlib import Path\nfrom attngrade.errors import SubmissionError\n"
+              "from attngrade.intake.submissions import code_folder\n"
+              "try:\n    code_folder(Path(sys.argv[1]), 'dataset.py')\nexcept SubmissionError as err:\n"
+              "    print(err)\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    shown = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True, timeout=120)
+    message, peak_kib = shown.stdout.splitlines()
+    assert message == "src/dataset.py is 3221225472 bytes; at most 10000000 are read (every file named dataset.py in " \
+                      "your folder is read to tell which one to grade)"
+    assert int(peak_kib) < 300 * 1024, shown.stdout  # the interpreter and attngrade, no file
+
+
+def test_two_different_copies_of_a_code_file_are_said_and_one_copy_twice_is_fine(tmp_path):
+    folder = _student(tmp_path / "ann")
+    for place in ("src", "a5/src"):
+        (folder / place).mkdir(parents=True)
+        shutil.copy(CODE / "ada" / "src" / "dataset.py", folder / place / "dataset.py")
+    assert code_folder(folder, "dataset.py") == folder / "src"
+    (folder / "a5" / "src" / "dataset.py").write_text("# another one\n")
+    with pytest.raises(SubmissionError, match=r"two different files named dataset.py: src/dataset.py and "
+                                              r"a5/src/dataset.py; hand in one of them"):
+        code_folder(folder, "dataset.py")
+
+
+def test_code_in_src_is_found_beside_thousands_of_files(tmp_path):
+    """6,000 data files in the folder itself: the search once gave up before it reached src/."""
+    folder = _student(tmp_path / "ann")
+    for i in range(6_000):
+        (folder / f"data-{i:05d}.txt").write_text("x")
+    (folder / "src").mkdir()
+    shutil.copy(CODE / "ada" / "src" / "dataset.py", folder / "src" / "dataset.py")
+    assert find_code(folder, "dataset.py") == [folder / "src" / "dataset.py"]
+    assert code_folder(folder, "dataset.py") == folder / "src"
+    (folder / "src" / "dataset.py").rename(folder / "a5-dataset.py")
+    (folder / "a5" / "src").mkdir(parents=True)  # the a5/src/ layout: found by the search itself
+    (folder / "a5-dataset.py").rename(folder / "a5" / "src" / "dataset.py")
+    assert code_folder(folder, "dataset.py") == folder / "a5" / "src"
+
+
+def test_a_search_cut_short_is_said_by_the_field_never_no_answer_given(tmp_path, monkeypatch):
+    monkeypatch.setattr(walk, "MAX_SUBMISSION_ENTRIES", 100)
+    monkeypatch.setattr(submissions, "MAX_SUBMISSION_ENTRIES", 100)
+    folder = _student(tmp_path / "ann")
+    for i in range(150):
+        (folder / f"data-{i:03d}.txt").write_text("x")
+    (folder / "deep" / "code").mkdir(parents=True)
+    (folder / "deep" / "code" / "dataset.py").write_text("x = 1\n")
+    # The plan counts a code field as answered when find_code names a place: reading it says why.
+    assert find_code(folder, "dataset.py") == [folder / "dataset.py"]
+    with pytest.raises(SubmissionError, match=r"^dataset.py was not found in the first 100 files and folders of "
+                                              r"your folder \(stopped at \.\); put it in src/"):
+        code_folder(folder, "dataset.py")
+    assert find_code(folder, "absent.py") == [folder / "absent.py"]
+    monkeypatch.undo()
+    assert find_code(folder, "absent.py") == []  # looked everywhere: not there
+    assert code_folder(folder, "dataset.py") == folder / "deep" / "code"
+
+
+@linux
+def test_a_second_name_of_a_graders_file_is_that_fields_problem(tmp_path):
+    grader = tmp_path / "grader" / "birth_dev.tsv"
+    grader.parent.mkdir()
+    grader.write_text("Where was Ann born?\tParis\n")
+    folder = _student(tmp_path / "ann")
+    os.link(grader, folder / "dev.predictions")
+    with pytest.raises(SubmissionError, match=r"^dev.predictions is a hard link \(one file under 2 names on the "
+                                              r"grader's disk\), so it was not read; submit a copy"):
+        code_folder(folder, "dev.predictions")
+
+
+# -- a file the grader may not open ---------------------------------------------------------------------
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _as_a_user(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`command` as the user it is (a user), or as nobody when the tests run as root (root opens any file)."""
+    prefix = AS_NOBODY if AS_ROOT else []
+    return subprocess.run(prefix + command, capture_output=True, text=True, timeout=300, cwd=cwd,
+                          env={**os.environ, "HOME": str(cwd)})
+
+
+def _can_drop_root() -> bool:
+    if not AS_ROOT:
+        return True
+    if shutil.which("setpriv") is None:
+        return False
+    return subprocess.run([*AS_NOBODY, sys.executable, "-c", "import attngrade"], capture_output=True).returncode == 0
+
+
+@linux
+@pytest.mark.skipif(not _can_drop_root(), reason="as root, needs setpriv and a Python that nobody may run")
+def test_a_file_the_grader_may_not_open_is_that_fields_problem_not_attngrade_failing():
+    """Mode 000 as a user: the whole submission was "attngrade failed" (a PermissionError)."""
+    base = Path(tempfile.mkdtemp(prefix="attngrade-unreadable-"))  # not under root's own 0700 tmp
+    try:
+        base.chmod(0o777)
+        cls = base / "class"
+        dev = _student(cls / "ann", ANONYMOUS + "  2d:\n    accuracy: 1.8%\n") / "vanilla.nopretrain.dev.predictions"
+        dev.write_text("Paris\n")
+        _student(cls / "bob")
+        for path in (cls, cls / "ann", cls / "bob", cls / "bob" / "answers.yaml"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        dev.chmod(0)
+        (cls / "bob" / "answers.yaml").chmod(0)
+        out = base / "out"
+        ran = _as_a_user([sys.executable, "-m", "attngrade", "run", str(cls), "-o", str(out), "--solutions",
+                          str(ROOT / "solutions"), "--workers", "0"], base)
+        assert "attngrade failed" not in ran.stdout + ran.stderr, ran.stderr
+        results = {r["student"]: r for r in json.loads((out / "results.json").read_text(encoding="utf-8"))}
+        part = {p["id"]: p for p in results["ann"]["parts"]}["2d"]
+        assert part["status"] == "invalid", part
+        assert ("2d, field dev: vanilla.nopretrain.dev.predictions cannot be read: the grader has no permission to "
+                "open it; course staff can make it readable (chmod a+r) and grade it again") in part["feedback"]
+        assert results["bob"]["error"].endswith("bob/answers.yaml: cannot be read: the grader has no permission to "
+                                                "open it; course staff can make it readable (chmod a+r) and grade "
+                                                "it again")
+    finally:
+        for path in base.rglob("*"):
+            if not path.is_symlink():
+                path.chmod(0o700)
+        shutil.rmtree(base)
+
+
+# -- one folder, one submission -------------------------------------------------------------------------
+def test_a_classmates_answers_inside_a_students_folder_make_no_row(tmp_path):
+    """amy/zoe/answers.yaml made a row for a zoe who handed nothing in; it is amy's folder's, said."""
+    cls = tmp_path / "class"
+    amy = _student(cls / "amy")
+    _student(amy / "zoe", ANONYMOUS.replace("answers:", "student: zoe\nanswers:"))
+    _student(cls / "bob")
+    passed_over: list[Path] = []
+    assert list(discover([cls], passed_over)) == [amy, cls / "bob"]
+    assert passed_over == [amy / "zoe" / "answers.yaml"]
+    submission = load_submission(amy)
+    assert submission.student == "amy" and submission.path == amy / "answers.yaml"
+    assert ("zoe/answers.yaml: answers inside this folder, not graded: a folder is one student's submission, graded "
+            "from answers.yaml; each student hands in a folder of their own") in submission.notes
+
+
+def test_a_folder_of_many_attempts_is_one_submission(tmp_path):
+    cls = tmp_path / "class"
+    amy = _student(cls / "amy")
+    for i in range(40):
+        _student(amy / f"attempt-{i:02d}")
+    assert list(discover([cls])) == [amy]
+    notes = load_submission(amy).notes
+    assert any(note.startswith("attempt-00/answers.yaml, attempt-01/answers.yaml, attempt-02/answers.yaml, "
+                               "attempt-03/answers.yaml, attempt-04/answers.yaml and 35 more: answers inside") for note
+               in notes), notes
+
+
+def test_the_layouts_of_classes_still_read_as_classes(tmp_path):
+    # Sections of students' folders; a flat folder of answers files inside a class; a folder named to
+    # be graded that holds an answers file and folders of answers (each graded, and said).
+    cls = tmp_path / "course"
+    ann, bob = _student(cls / "sec1" / "ann"), _student(cls / "sec2" / "bob")
+    (cls / "flat").mkdir()
+    for name in ("cy", "di"):
+        (cls / "flat" / f"{name}.yaml").write_text(ANONYMOUS)
+    assert list(discover([cls])) == [cls / "flat" / "cy.yaml", cls / "flat" / "di.yaml", ann, bob]
+    named = _student(tmp_path / "named")
+    _student(named / "eve")
+    mixed: list[Path] = []
+    assert list(discover([named], mixed=mixed)) == [named / "answers.yaml", named / "eve"]
+    assert mixed == [named]
+
+
+def test_finding_a_class_past_its_budget_takes_each_folder_as_one_submission_and_says_so(tmp_path, monkeypatch,
+                                                                                          caplog):
+    monkeypatch.setattr(submissions, "MAX_FOUND_ENTRIES", 30)
+    cls = tmp_path / "class"
+    folders = [_student(cls / f"s{i:02d}") for i in range(20)]
+    for folder in folders:
+        for j in range(3):
+            (folder / f"notes-{j}.txt").write_text("x")
+    with caplog.at_level("WARNING"):
+        found = list(discover([cls]))
+    assert found == folders  # every student still has a row
+    said = " ".join(record.getMessage() for record in caplog.records)
+    assert "finding the submissions stopped looking inside folders at" in said
+    assert "each folder from there on was taken as one submission" in said
+
+
+def test_a_deep_or_wide_folder_is_looked_through_within_bounds_and_said(tmp_path, monkeypatch):
+    monkeypatch.setattr(submissions, "MAX_SUBMISSION_ENTRIES", 50)
+    amy = _student(tmp_path / "amy")
+    for i in range(80):
+        (amy / f"data-{i:02d}.txt").write_text("x")
+    notes = load_submission(amy).notes
+    assert ("this folder was looked through only as far as the first 50 files and folders (it stopped at .): "
+            "answers files and code files beyond were not found; course staff can look at the rest") in notes
+    bob = _student(tmp_path / "bob")
+    (bob / "a" / "b" / "c" / "d" / "e" / "f" / "g").mkdir(parents=True)
+    notes = load_submission(bob).notes
+    assert any("looked through only as far as 6 folders deep (it stopped at a/b/c/d/e/f/g)" in n for n in notes)
