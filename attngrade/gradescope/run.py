@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import Any
 from ..errors import EXIT_OK, EXIT_SUBMISSION_FAILED, EXIT_USAGE, ConfigError, SubmissionError
 from ..grading import Assignment, InProcess, Options, assignment, grade
 from ..intake.formats import READ, is_answers_format
-from ..intake.submissions import load_submission, looks_like_answers
+from ..intake.submissions import found_where_read, is_code, load_submission, looks_like_answers
+from ..intake.walk import Budget, walk
 from ..problems import BUNDLED, HomeworkFolder
 from ..problems.keys import load_keys
 from ..records import Homework, Result, Submission, Unreadable
@@ -29,8 +31,8 @@ from .manifest import read_manifest
 
 log = logging.getLogger(__name__)
 
-MAX_FILES = 5_000  # files looked at in a submission
-_SKIPPED_DIRS = {"__MACOSX"}
+MAX_FILES = 5_000  # files and folders looked at in a submission
+LISTED = 200  # files named in the listing staff see when a submission cannot be graded
 
 
 def run_gradescope(root: Path) -> int:
@@ -84,7 +86,8 @@ def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
     graded = assignment(homework, keys, gold=gold, solutions=solutions, unreadable=Unreadable.ZERO)
 
     folder = root / "submission"
-    answers = find_answers(folder)
+    files = Files.of(folder)
+    answers = find_answers(folder, files)
     submission = load_submission(answers, homework=homework.id, bank=ThisAssignment(homework, answers))
     if submission.homework != homework.id:
         raise SubmissionError(another_homework(submission.homework, homework.id), path=str(answers))
@@ -93,7 +96,7 @@ def _grade(root: Path, started: float) -> tuple[dict[str, Any], int]:
     result, selfcheck = grade_both(graded, submission)
     ctx = gs.Context(
         homework=homework, gold=tuple(gold), visibility=manifest.visibility, student=student,
-        answers_file=_relative(answers, folder), notes=tuple(misplaced_files(homework, answers, folder)),
+        answers_file=_relative(answers, folder), notes=tuple(misplaced_files(homework, answers, folder, files)),
     )
     return gs.results(result, selfcheck, ctx, time.monotonic() - started), EXIT_OK
 
@@ -138,30 +141,41 @@ def grade_both(graded: Assignment, submission: Submission) -> tuple[Result, Resu
 
 
 # -- the submission folder ----------------------------------------------------------------
-def _files(folder: Path) -> list[Path]:
-    """The submission's regular files, in order, leaving out hidden files and macOS litter."""
-    found: list[Path] = []
-    for path in sorted(folder.rglob("*")):
-        parts = path.relative_to(folder).parts
-        if any(p.startswith(".") or p in _SKIPPED_DIRS for p in parts):
-            continue
-        if path.is_file() and not path.is_symlink():
-            found.append(path)
-            if len(found) >= MAX_FILES:
-                break
-    return found
+@dataclasses.dataclass(frozen=True)
+class Files:
+    """The submission's regular files in order (hidden files, links and macOS litter left out), as
+    far as `MAX_FILES` files and folders go; `cut`: where the look stopped, if it did."""
+
+    paths: tuple[Path, ...]
+    cut: str = ""
+    said: str = ""
+
+    @classmethod
+    def of(cls, folder: Path) -> "Files":
+        budget = Budget(MAX_FILES)
+        found = sorted((path for path, _ in walk(folder, budget)), key=lambda p: p.relative_to(folder).parts)
+        return cls(tuple(found), budget.cut if budget.over else "", budget.said() if budget.over else "")
+
+    def note(self) -> str:
+        """What a student reads when the look stopped short."""
+        if not self.cut:
+            return ""
+        return (f"your submission was looked through only as far as {self.said} (it stopped at {self.cut}); "
+                "files beyond were not seen: upload your answers and the files the parts name, without the rest")
 
 
-def find_answers(folder: Path) -> Path:
+def find_answers(folder: Path, files: Files | None = None) -> Path:
     """The one answers file in the submission (YAML, notebook, Markdown or LaTeX), however deep."""
     if not folder.is_dir():
         raise SubmissionError("no submission was found; upload your answers file and submit again")
-    candidates = [p for p in _files(folder) if is_answers_format(p)]
+    files = files if files is not None else Files.of(folder)
+    candidates = [p for p in files.paths if is_answers_format(p)]
+    cut = f" ({files.note()})" if files.cut else ""
     if not candidates:
         raise SubmissionError(
             f"your submission has no answers file ({READ}): a YAML file with 'homework: <id>' and 'answers:', "
             "or the notebook, Markdown or LaTeX template your course handed out, filled in; upload it, together "
-            "with any files the parts name, and submit again")
+            f"with any files the parts name, and submit again{cut}")
     answers = [p for p in candidates if looks_like_answers(p)]
     if len(answers) == 1:
         return answers[0]
@@ -173,27 +187,37 @@ def find_answers(folder: Path) -> Path:
     names = ", ".join(_relative(p, folder) for p in candidates)
     raise SubmissionError(f"none of the files in your submission ({names}) holds answers attngrade can find "
                           "(a YAML file with 'homework: <id>', a notebook or Markdown file with '## Answer <part>' "
-                          "headings, a LaTeX file with \\answer{...}{...}); fix the answers file and submit again")
+                          "headings, a LaTeX file with \\answer{...}{...}); fix the answers file and submit again"
+                          + cut)
 
 
-def misplaced_files(homework: Any, answers: Path, folder: Path) -> list[str]:
-    """Files the parts name that sit elsewhere in the submission than next to the answers file."""
+def misplaced_files(homework: Any, answers: Path, folder: Path, files: Files | None = None) -> list[str]:
+    """Files the parts name that grading does not find where it looks for them (beside the answers
+    file; a code file, anywhere below it) but that sit elsewhere in the submission; and how far the
+    submission was looked through, when not to the end."""
     notes = []
     here = answers.parent
+    files = files if files is not None else Files.of(folder)
     others: dict[str, list[Path]] = {}
-    for path in _files(folder):
+    for path in files.paths:
         others.setdefault(path.name, []).append(path)
     for part in homework.parts:
         for f in part.fields:
-            if f.kind != "file" or not f.filename or (here / f.filename).exists():
+            if f.kind != "file" or not f.filename or found_where_read(here, f.filename):
                 continue
             elsewhere = [p for p in others.get(f.filename, []) if p.parent != here]
             if elsewhere:
-                where = _relative(elsewhere[0], folder)
-                beside = _relative(answers, folder)
-                notes.append(f"{part.id}: {f.filename} was found at {where}, but files are read only from the "
-                             f"folder of your answers file ({beside}); move it there and submit again")
-    return notes
+                notes.append(_move_it(part.id, f.filename, _relative(elsewhere[0], folder), _relative(answers, folder),
+                                      is_code(f.filename)))
+    return notes + ([files.note()] if files.cut else [])
+
+
+def _move_it(part: str, name: str, where: str, beside: str, code: bool) -> str:
+    if code:
+        return (f"{part}: {name} was found at {where}, but code files are read only from the folder of your "
+                f"answers file ({beside}) and the folders inside it (src/, say); move it there and submit again")
+    return (f"{part}: {name} was found at {where}, but files are read only from the folder of your answers file "
+            f"({beside}); move it there and submit again")
 
 
 def _relative(path: Path, folder: Path) -> str:
@@ -212,16 +236,21 @@ def _for_student(err: SubmissionError, root: Path) -> str:
 
 
 def _listing(root: Path) -> str:
+    """The submission's files for staff, as far as `Files` looks (sizes by lstat: nothing is opened)."""
     folder = root / "submission"
     if not folder.is_dir():
         return f"{folder} does not exist"
+    files = Files.of(folder)
     lines = [f"files in {folder}:"]
-    try:
-        for path in sorted(folder.rglob("*"))[:200]:
-            if path.is_file():
-                lines.append(f"  {_relative(path, folder)} ({path.stat().st_size} bytes)")
-    except OSError as err:
-        lines.append(f"  (could not list: {err})")
+    for path in files.paths[:LISTED]:
+        try:
+            lines.append(f"  {_relative(path, folder)} ({os.lstat(path).st_size} bytes)")
+        except OSError as err:
+            lines.append(f"  {_relative(path, folder)} (could not look at it: {err.strerror})")
+    if len(files.paths) > LISTED:
+        lines.append(f"  and {len(files.paths) - LISTED} more")
+    if files.cut:
+        lines.append(f"  (looked through as far as {files.said}; stopped at {files.cut})")
     return "\n".join(lines) if len(lines) > 1 else f"{folder} is empty"
 
 

@@ -112,6 +112,46 @@ def test_prediction_files_away_from_the_answers_file_are_pointed_out(gradescope,
     assert parts_by_number(data)["2f"]["status"] == "failed"
 
 
+CODE = EXAMPLES.parent / "cs224n-w21-a5-code"
+
+
+def test_code_read_from_src_is_graded_and_never_told_to_move(gradescope, autograder_zip):
+    """src/dataset.py is where grading reads a code file from: graded 10/10, no note tells the student
+    to move it; a prediction file away from the answers file (read only beside it) still is told."""
+    pytest.importorskip("torch")
+    root = gradescope.root(autograder_zip, {
+        "answers.yaml": CODE / "ada" / "answers.yaml", "src/dataset.py": CODE / "ada" / "src" / "dataset.py",
+        "preds/vanilla.pretrain.dev.predictions": REFERENCE / "vanilla.pretrain.dev.predictions",
+    })
+    assert run_gradescope(root) == 0
+    data = gradescope.results(root)
+    shown = visible_text(data)
+    assert parts_by_number(data)["2e"]["score"] == 10
+    assert "dataset.py was found" not in shown and "move it" in shown
+    assert "2f: vanilla.pretrain.dev.predictions was found at preds/vanilla.pretrain.dev.predictions" in shown
+
+
+def test_code_outside_the_answers_folder_is_told_where_it_is_read_from(gradescope, autograder_zip):
+    # hw/answers.yaml and code/dataset.py: code is read from hw/ and the folders inside it, not from code/.
+    root = gradescope.root(autograder_zip, {"hw/answers.yaml": CODE / "ada" / "answers.yaml",
+                                            "code/dataset.py": CODE / "ada" / "src" / "dataset.py"})
+    assert run_gradescope(root) == 0
+    shown = visible_text(gradescope.results(root))
+    assert ("2e: dataset.py was found at code/dataset.py, but code files are read only from the folder of your "
+            "answers file (hw/answers.yaml) and the folders inside it (src/, say); move it there") in shown
+
+
+def test_a_submission_of_many_files_is_looked_through_within_bounds_and_says_so(gradescope, autograder_zip):
+    files = {"answers.yaml": EXAMPLES / "partial.yaml"}
+    files.update({f"data/{i:05d}.txt": "x" for i in range(gs_run.MAX_FILES + 10)})
+    root = gradescope.root(autograder_zip, files)
+    assert run_gradescope(root) == 0
+    data = gradescope.results(root)
+    assert data["score"] == 5  # the answers were found and graded
+    assert (f"your submission was looked through only as far as the first {gs_run.MAX_FILES:,} files and folders"
+            in visible_text(data))
+
+
 @pytest.mark.parametrize("metadata, student", [
     (None, "reference"),  # no metadata: the answers file's own student
     ({"id": 123456, "users": []}, "submission-123456"),
