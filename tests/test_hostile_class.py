@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -42,7 +43,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "hostile-class"
 SOLUTIONS = ROOT / "solutions"
 GOLD = ROOT / "attngrade" / "data" / "cs224n-w21-a5" / "birth_dev.tsv"
+REFERENCE_CODE = SOLUTIONS / "cs224n-w21-a5" / "reference" / "dataset.py"  # the grader's own solution
 DEV = "vanilla.nopretrain.dev.predictions"
+NESTED = 300  # folders of answers inside nested-submissions/
+DATA_FILES = 6_000  # files beside src/ in many-files-before-src/
+AS_ROOT = os.geteuid() == 0
 WALL_LIMIT = 120.0  # seconds the whole hostile class may take
 MEMORY_LIMIT_KIB = 1024 * 1024  # 1 GiB, as ru_maxrss (KiB on Linux)
 PWNED = Path("/tmp")  # the injection strings would create /tmp/attngrade-pwned-*
@@ -68,7 +73,47 @@ def build_class(dest: Path) -> Path:
     with open(cls / "yaml-3mb.yaml", "wb") as handle:
         handle.write(b"homework: cs224n-w21-a5\nanswers:\n  1a: x\n")
         handle.truncate(3 * 1024 * 1024)
+    _build_intake_cases(cls, dest)
     return cls
+
+
+def _build_intake_cases(cls: Path, dest: Path) -> None:
+    """What finding and reading submissions must survive: floods, huge files, second names, nesting."""
+    (cls / "backtick-flood" / "notes.md").write_text("`" * 1_000_000, encoding="ascii")
+    for rel in ("src/dataset.py", "old/dataset.py"):
+        (cls / "sparse-code-files" / rel).parent.mkdir(parents=True)
+        with open(cls / "sparse-code-files" / rel, "wb") as handle:
+            handle.truncate(3 * 1024**3)  # sparse: 3 GiB long, no disk used
+    links = cls / "hard-link-to-grader-files"
+    (links / "src").mkdir()
+    _hard_link(GOLD, links / DEV, dest)
+    _hard_link(REFERENCE_CODE, links / "src" / "dataset.py", dest)
+    nested = (cls / "nested-submissions" / "answers.yaml").read_text(encoding="utf-8")
+    for i in range(NESTED):
+        (cls / "nested-submissions" / f"attempt-{i:03d}").mkdir()
+        (cls / "nested-submissions" / f"attempt-{i:03d}" / "answers.yaml").write_text(nested, encoding="utf-8")
+    for i in range(DATA_FILES):
+        (cls / "many-files-before-src" / f"data-{i:05d}.txt").write_text(f"{i}\n", encoding="ascii")
+    unreadable = cls / "unreadable-file" / "src" / "dataset.py"
+    unreadable.parent.mkdir()
+    if AS_ROOT:  # root reads a file of any mode: a socket is what it cannot read
+        with socket.socket(socket.AF_UNIX) as listening:
+            listening.bind(str(unreadable))
+    else:
+        unreadable.write_text("print('never read')\n", encoding="utf-8")
+        unreadable.chmod(0)
+
+
+def _hard_link(target: Path, name: Path, dest: Path) -> None:
+    """`name` as a second name of the grader's file `target`; of a copy of it outside the class where
+    the disk or the kernel (protected_hardlinks) refuses a link to the file itself."""
+    try:
+        os.link(target, name)
+    except OSError:
+        copy = dest / "grader" / target.name
+        copy.parent.mkdir(exist_ok=True)
+        shutil.copy(target, copy)
+        os.link(copy, name)
 
 
 # Runs `grade` as a child of a small wrapper, so that RUSAGE_CHILDREN read by the wrapper
@@ -288,7 +333,26 @@ EXPECT: dict[str, object] = {
     "bom-crlf": {p: ({"correct"}, []) for p in ("1b", "1c.i", "1d.i", "1e.ii")},
     "honest-student": {"2d": ({"partial"}, ["9/500 = 1.8% correct on the dev set",
                                             "accuracy 1.8%: agrees with the file"])},
+    # finding and reading the submissions: their right answers are graded, what is around them said
+    "backtick-flood": {"1b": ({"correct"}, [])},
+    "foreign-student-answers": {"1b": ({"correct"}, [])},
+    "nested-submissions": {"1b": ({"correct"}, [])},
+    # found and run (pending where this machine cannot run code: see the test of its own below)
+    "many-files-before-src": {"2e": ({"correct", "pending"}, [])},
+    "sparse-code-files": {"2e": (INVALID, ["2e, field code: src/dataset.py is 3221225472 bytes; "
+                                           "at most 10000000 are read"])},
+    "hard-link-to-grader-files": {
+        "2d": (INVALID, ["2d, field dev: vanilla.nopretrain.dev.predictions is a hard link",
+                         "submit a copy of the file itself"]),
+        "2e": (INVALID, ["2e, field code: src/dataset.py is a hard link"]),
+    },
+    "unreadable-file": {"2e": (INVALID, ["2e, field code: src/dataset.py is not a regular file (a folder, pipe or "
+                                         "device)"] if AS_ROOT else
+                               ["2e, field code: src/dataset.py cannot be read: the grader has no permission to open "
+                                "it; course staff can make it readable (chmod a+r)"])},
 }
+# Submissions whose answers are right: the defect lies around them (their folder), not in them.
+SOUND = {"backtick-flood", "foreign-student-answers", "nested-submissions", "many-files-before-src"}
 
 
 def test_the_corpus_and_the_expectations_match(hostile):
@@ -328,7 +392,7 @@ def test_each_defect_gets_its_verdict_and_message(hostile, name):
         cell = row[f"{result['homework']}:{pid}"]
         waiting = verdict["score"] == 0 and verdict["pending_points"] and verdict["pending_points"] >= verdict["max_score"] - 1e-9
         assert cell == ("" if waiting else f"{round(verdict['score'], 2):g}")
-    if name not in GOOD | {"softmax-overflow", "student-name-injection"}:
+    if name not in GOOD | SOUND | {"softmax-overflow", "student-name-injection"}:
         # every other part that was answered is invalid or incorrect (text parts wait for a person)
         for pid, verdict in parts.items():
             assert verdict["status"] in {"invalid", "incorrect", "missing", "pending"}, (name, pid, verdict)
@@ -399,12 +463,48 @@ def test_a_formula_as_student_id_is_defused_in_the_csv(hostile):
 
 def test_linked_files_never_reach_any_output(hostile):
     secrets = [line for line in Path("/etc/passwd").read_text().splitlines() if line.strip()][:3]
-    gold = [line for line in GOLD.read_text(encoding="utf-8").splitlines() if line.strip()][:3]
+    gold = [line for line in GOLD.read_text(encoding="utf-8").splitlines() if line.strip()][:5]
     outputs = [p for p in hostile.out.rglob("*") if p.is_file()]
     for path in outputs:
         text = path.read_text(encoding="utf-8", errors="replace")
-        for line in secrets + gold:
+        for line in secrets + gold + _reference_only(hostile.cls):
             assert line not in text, f"{path} holds {line!r}"
+
+
+def _reference_only(cls: Path) -> list[str]:
+    """Lines of the reference solution's dataset.py that no student's own file in the class holds."""
+    students = set()
+    for path in cls.rglob("*.py"):
+        if path.is_file() and not path.is_symlink() and os.stat(path).st_nlink == 1 and os.access(path, os.R_OK) \
+                and os.path.getsize(path) < 1_000_000:
+            students |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
+    own = [line.strip() for line in REFERENCE_CODE.read_text(encoding="utf-8").splitlines()]
+    return [line for line in own if len(line) > 20 and line not in students][:5]
+
+
+def test_one_folder_is_one_students_submission_and_what_is_nested_in_it_is_said(hostile):
+    assert "zoe" not in hostile.results  # the answers in foreign-student-answers/zoe/ make no row for a zoe
+    assert not any(name.startswith("attempt-") for name in hostile.results)
+    foreign = hostile.results["foreign-student-answers"]["notes"]
+    assert any(note.startswith("zoe/answers.yaml: answers inside this folder, not graded") for note in foreign), foreign
+    nested = hostile.results["nested-submissions"]["notes"]
+    assert any(f"attempt-004/answers.yaml and {NESTED - 5} more: answers inside this folder" in n for n in nested)
+    passed_over = next(line for line in hostile.stdout.splitlines() if line.startswith("not submissions, passed over"))
+    assert str(hostile.cls / "foreign-student-answers" / "zoe" / "answers.yaml") in passed_over
+    assert str(hostile.cls / "nested-submissions" / f"attempt-{NESTED - 1:03d}" / "answers.yaml") in passed_over
+
+
+def test_code_in_src_is_found_beside_thousands_of_files(hostile):
+    code = {p["id"]: p for p in hostile.results["many-files-before-src"]["parts"]}["2e"]
+    if code["status"] == "pending":  # no student's code runs where the reference solution's cannot
+        assert "reference solution" in " ".join(code["feedback"]), code["feedback"]
+        return
+    assert code["status"] == "correct" and code["score"] == 10, code
+
+
+def test_a_hard_link_to_the_graders_solution_earns_nothing(hostile):
+    parts = {p["id"]: p for p in hostile.results["hard-link-to-grader-files"]["parts"]}
+    assert parts["2e"]["score"] == 0 and parts["2e"]["status"] == "invalid"
 
 
 def test_good_submissions_are_graded_as_if_alone(hostile):
