@@ -25,7 +25,7 @@ from ..intake.walk import Budget, walk
 from ..problems import BUNDLED, HomeworkFolder
 from ..problems.keys import load_keys
 from ..records import Homework, Result, Submission, Unreadable
-from ..runtime.files import write_atomic
+from ..runtime.files import NotRead, read_bounded, write_atomic
 from . import results as gs
 from .manifest import read_manifest
 
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 MAX_FILES = 5_000  # files and folders looked at in a submission
 LISTED = 200  # files named in the listing staff see when a submission cannot be graded
+MAX_METADATA_BYTES = 1_000_000  # submission_metadata.json: who submitted, a few hundred bytes
 
 
 def run_gradescope(root: Path) -> int:
@@ -258,8 +259,8 @@ def _listing(root: Path) -> str:
 def student_from_metadata(path: Path) -> str | None:
     """The submitters' emails (or names) from Gradescope's metadata, else the submission id."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_bounded(path, MAX_METADATA_BYTES).decode("utf-8"))
+    except (NotRead, ValueError):  # (UnicodeDecodeError is a ValueError)
         return None
     if not isinstance(data, dict):
         return None
