@@ -12,11 +12,12 @@ Contracts (EECS182 Fa22 HW8's notebook; a definition may use any name):
 * `attention(Q, K, V, mask=None) -> (output, weights)`: `rows` (each query's weights sum to 1
   over the keys), `masked` (masked keys get zero weight), `output` (output = weights @ V), `scale`
   (the scores are QKᵀ/√d: read from the weights whichever axis they were normalised over);
-* `causal_mask(n)`: boolean (n, n), True where j ≤ i;
+* `causal_mask(n)`: boolean (n, n), True where j ≤ i (leading axes of size 1 are fine);
 * `padding_mask(tokens, pad_id)`: boolean, broadcastable to (batch, n_q, n_k) (or with a head
   axis), True where the key is not padding;
 * `sinusoidal_encoding(n, d)`: `values` (the transformer paper's sin/cos encodings, interleaved,
-  positions from 0) and `shift` (one fixed d × d matrix maps every row t to row t+1);
+  positions from 0; a leading batch axis of size 1 is fine) and `shift` (one fixed d × d matrix
+  maps every row t to row t+1);
 * `random_features(x, W)`: φ(x) = √(1/D_r) [sin(x Wᵀ/σ), cos(x Wᵀ/σ)] for W of shape (D_r, D)
   drawn from N(0, 1) and σ² = √D: `norm` (φ(x)·φ(x) = 1) and `kernel` (φ(q)·φ(k) approaches
   exp(−‖q − k‖²/(2σ²)) as D_r grows).
@@ -76,6 +77,15 @@ def _what(info: Any) -> str:
     if isinstance(info, Mapping) and info.get("shape") is not None and info.get("values") is None:
         return f"a tensor of shape {quoted_from_code(info['shape'], 100)}, too large to send back"
     return "not readable"
+
+
+def leading_ones_dropped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`a` of shape (1, ..., 1, *shape) as `shape` (a mask or an encoding with a batch or head axis
+    of 1, made to broadcast); `a` itself otherwise."""
+    extra = a.ndim - len(shape)
+    if extra > 0 and a.shape[extra:] == shape and all(n == 1 for n in a.shape[:extra]):
+        return a.reshape(shape)
+    return a
 
 
 def dtype_of(data: Mapping[str, Any], call: str, index: int = 0) -> str:
@@ -235,6 +245,7 @@ def causal_judge(name: str, data: Mapping[str, Any], inputs: Mapping[str, Any],
         m, why = output(data, f"{name}.{n}")
         if m is None:
             return [fails(name, f"{name}({n}): {why}", weight)]
+        m = leading_ones_dropped(m, (n, n))
         want = np.tril(np.ones((n, n), dtype=bool))
         if m.shape != (n, n):
             return [fails(name, f"{name}({n}) has shape {list(m.shape)}, not ({n}, {n})", weight)]
@@ -344,6 +355,7 @@ def _values_property(name: str, data: Mapping[str, Any], weight: float) -> Prope
         p, why = output(data, f"{name}.{n}x{d}")
         if p is None:
             return fails(prop, f"{name}({n}, {d}): {why}", weight)
+        p = leading_ones_dropped(p, (n, d))
         if p.shape != (n, d):
             return fails(prop, f"{name}({n}, {d}) has shape {list(p.shape)}, not ({n}, {d})", weight)
         if not (finite(p) and float(np.max(np.abs(p - paper_encoding(n, d)))) <= 1e-4):
@@ -367,6 +379,7 @@ def _shift_property(name: str, data: Mapping[str, Any], weight: float) -> Proper
     prop = f"{name}.shift"
     n, d = ENCODINGS[0]
     p, why = output(data, f"{name}.{n}x{d}")
+    p = leading_ones_dropped(p, (n, d)) if p is not None else None
     if p is None or p.shape != (n, d) or not finite(p):
         return fails(prop, f"{name}({n}, {d}): {why or 'not a finite (n, d) tensor'}", weight)
     # p_{t+1} = M p_t for every t: the rows satisfy P[1:] = P[:-1] Mᵀ, solved by least squares.

@@ -385,3 +385,24 @@ def test_a_file_named_on_the_answer_line_must_be_a_notebook(tmp_path):
     outcome = REGISTRY["notebook_code"].run({"notebook": reading}, Context(part=PART, spec=PART.checks[0]))
     assert outcome.earned == 0 and outcome.feedback == (
         "summary.py is not the notebook this part reads (a file named like '*.ipynb'); hand in the notebook itself",)
+
+
+def sent(values: np.ndarray, dtype: str = "float32") -> dict:
+    """One call's result as the sandbox's driver sends it back."""
+    flat = values.ravel().tolist()
+    return {"count": 1, "outputs": [{"shape": list(values.shape), "dtype": dtype, "values": flat}]}
+
+
+def test_a_mask_or_an_encoding_with_leading_axes_of_one_is_judged_by_its_values():
+    from attngrade.checkers.notebook_contracts import ENCODINGS, paper_encoding
+
+    causal = {f"causal_mask.{n}": sent(np.tril(np.ones((1, 1, n, n), dtype=bool)), "bool") for n in (1, 4, 7)}
+    (ok,) = CONTRACTS["causal_mask"].judge("causal_mask", causal, {}, {"causal_mask": 1.0})
+    assert ok.ok, ok.message
+    batch = {f"pe.{n}x{d}": sent(paper_encoding(n, d)[None]) for n, d in ENCODINGS}
+    weights = {"pe.values": 1.0, "pe.shift": 1.0}
+    assert all(p.ok for p in CONTRACTS["sinusoidal_encoding"].judge("pe", batch, {}, weights))
+    halves = {f"pe.{n}x{d}": sent(paper_encoding(n, d, layout="halves")) for n, d in ENCODINGS}
+    values, shift = CONTRACTS["sinusoidal_encoding"].judge("pe", halves, {}, weights)
+    assert not values.ok and "the sines in the first half and the cosines in the second" in values.message
+    assert shift.ok  # another layout, the same rotation from one position to the next
