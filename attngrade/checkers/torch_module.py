@@ -109,6 +109,7 @@ def _why_not_finished(run: Any, timeout: float) -> str:
         "too_large": "your code sent back more data than a check reads; it was stopped",
         "memory": "your code's processes together held more memory than allowed"
                   + (f" ({run.memory // 1024**2} MiB at the last count)" if run.memory else "") + " and were stopped",
+        "disk": "your code wrote more files or bytes than allowed into its folder and was stopped",
         "malformed": "your code sent back something malformed (not what attngrade's driver sends)",
         "crashed": f"your code broke attngrade's driver ({raised(run.error)})",
     }

@@ -54,7 +54,7 @@ TORCH_MISSING = ("this part runs your code with PyTorch, which is not installed 
 class Run:
     """What came back from one sandbox job."""
 
-    status: str  # ok | timeout | too_large | memory | no_result | malformed | crashed | failed
+    status: str  # ok | timeout | too_large | memory | disk | no_result | malformed | crashed | failed
     data: Any = None
     error: str = ""
     output: str = ""  # the head of the child's stdout and stderr
