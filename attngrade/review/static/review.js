@@ -10,7 +10,7 @@
 
 (function () {
   const STORE_KEY = "attngrade-secret";
-  const POLL_MS = 1000; // pages show others' changes within about a second
+  const POLL_MS = 700; // pages show others' changes within a second
   const SLOW_POLL_MS = 2000;
 
   function takeSecret() {
@@ -82,12 +82,16 @@
 
   // One piece of work at a time, in the order asked for: a key pressed while the last change is on
   // its way waits for it, so each change is sent with the versions the page last saw.
+  // The page's own reading of others' changes (`quiet`) waits its turn too, without counting as busy.
   let queue = Promise.resolve();
   let pending = 0;
-  function enqueue(work) {
-    pending += 1;
-    document.body.dataset.busy = "1";
+  function enqueue(work, quiet) {
+    if (!quiet) {
+      pending += 1;
+      document.body.dataset.busy = "1";
+    }
     queue = queue.then(work).catch((error) => say(String(error), true)).finally(() => {
+      if (quiet) return;
       pending -= 1;
       if (!pending) document.body.dataset.busy = "0";
     });
@@ -263,7 +267,7 @@
   function partPage(homework, partId) {
     const base = apiPart(homework, partId);
     const view = {part: null, groups: new Map(), order: [], current: null, since: 0, version: "", drafts: new Map(),
-                  open: new Set(), distinct: new Set(), again: null, query: ""};
+                  open: new Set(), distinct: new Set(), forms: new Map(), again: null, query: ""};
     const layout = el("div", {class: "layout", id: "part", "data-homework": homework, "data-part": partId});
     const column = el("div", {class: "groups"});
     const side = el("aside", {class: "side"});
@@ -280,6 +284,7 @@
       view.groups = new Map(r.data.groups.map((g) => [g.id, g]));
       view.order = r.data.groups.map((g) => g.id);
       renderAll();
+      for (const id of view.forms.keys()) if (view.groups.has(id)) transcribeForm(id);
       if (keep && view.groups.has(keep)) focus(keep, false);
       else if (view.order.length) focus(view.order[0], false);
       return true;
@@ -397,8 +402,9 @@
       adjust.addEventListener("change", () => changeGroup(section.id, "adjust", adjust));
       const comment = field("comment", first.id, first.comment || "", (v) => el("textarea", {class: "group-comment", rows: 2, value: v,
         placeholder: "comment to the group (Ctrl+Enter saves)"}));
+      // A comment is saved when asked (Ctrl+Enter, the button), never on leaving the box: after a refusal,
+      // only the grader's own second request saves their text over what someone else saved.
       comment.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); changeGroup(section.id, "comment", comment); } });
-      comment.addEventListener("change", () => changeGroup(section.id, "comment", comment));
       const confirm = el("button", {type: "button", class: "confirm"}, "confirm ", el("kbd", {text: "Enter"}));
       confirm.addEventListener("click", () => { focus(section.id, false); confirmAndGo(section.id); });
       const ungrade = el("button", {type: "button", class: "unconfirm"}, "ungrade ", el("kbd", {text: "u"}));
@@ -425,13 +431,14 @@
         box.dataset.version = m.comment_version;
         const save = () => saveStudentComment(section.id, m.student, box);
         box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); save(); } });
-        box.addEventListener("change", save);
+        const keep = el("button", {type: "button", class: "save-student-comment", text: "save"});
+        keep.addEventListener("click", save);
         const split = el("button", {type: "button", class: "split", text: "split out"});
         split.addEventListener("click", () => structure("/split", {unit: m.unit, student: m.student}));
         list.append(el("li", {"data-student": m.student, "data-unit": m.unit},
           el("span", {class: "who", text: m.student}),
           el("span", {class: "score", "data-role": "score", text: m.score === null ? "pending" : points(m.score)}),
-          m.look_again ? el("span", {class: "tag again", text: "needs another look"}) : null, split, box.parentNode));
+          m.look_again ? el("span", {class: "tag again", text: "needs another look"}) : null, split, box.parentNode, keep));
       }
       details.append(el("summary", {text: "members"}), list);
       return details;
@@ -476,6 +483,8 @@
       return box;
     }
 
+    // An open transcription form outlives a redraw of its group (another grader's change, a claim):
+    // what was typed in it is kept in view.forms until it is saved or taken back.
     function transcribeForm(id) {
       const g = view.groups.get(id);
       const section = document.getElementById(id);
@@ -485,20 +494,33 @@
       const old = section.querySelector("form.transcribe-form");
       if (old) { old.querySelector("textarea").focus(); return; }
       const fields = view.part.fields.length ? view.part.fields.map((f) => f.name) : Object.keys(unit.written || {});
-      const start = unit.transcript ? unit.transcript.text : (unit.written || {});
-      const boxes = fields.map((name) => el("textarea", {name: name, rows: 2, class: "transcription", value: start[name] || "",
+      const kept = view.forms.get(id) || {text: unit.transcript ? unit.transcript.text : (unit.written || {}), said: ""};
+      view.forms.set(id, kept);
+      const boxes = fields.map((name) => el("textarea", {name: name, rows: 2, class: "transcription", value: kept.text[name] || "",
         placeholder: "in attngrade's notation (docs/reference/math.md)"}));
-      const said = el("p", {class: "reader", role: "alert"});
+      boxes.forEach((box, i) => box.addEventListener("input", () => { kept.text = Object.assign({}, kept.text, {[fields[i]]: box.value}); }));
+      const said = el("p", {class: "reader", role: "alert", text: kept.said});
       const go = el("button", {type: "submit", text: "grade it (Ctrl+Enter)"});
+      const close = el("button", {type: "button", class: "close", text: "close"});
       const form = el("form", {class: "transcribe-form"}, el("h3", {text: "Transcription: type what the student wrote"}),
-        ...fields.map((name, i) => el("label", {}, name + " ", boxes[i])), go, said);
+        ...fields.map((name, i) => el("label", {}, name + " ", boxes[i])), el("p", {}, go, " ", close), said);
+      close.addEventListener("click", () => { view.forms.delete(id); form.remove(); });
       form.addEventListener("submit", (e) => {
         e.preventDefault();
         enqueue(async () => {
           const text = {};
           fields.forEach((name, i) => { text[name] = boxes[i].value; });
-          const r = await api(base + "/transcribe", {unit: unit.id, text: text, expected: unit.transcript ? unit.transcript.version : 0});
-          if (r.status === 422 || r.status === 400) { said.textContent = r.data.error; say("not saved: the transcription does not read", true); return; }
+          const now = view.groups.get(id);
+          const u = now ? now.units.find((x) => x.id === unit.id) : unit;
+          const r = await api(base + "/transcribe", {unit: unit.id, text: text, expected: u && u.transcript ? u.transcript.version : 0});
+          if (r.status === 422 || r.status === 400) {
+            kept.said = r.data.error;
+            const shown = document.getElementById(id) && document.getElementById(id).querySelector("form.transcribe-form .reader");
+            if (shown) shown.textContent = r.data.error;
+            say("not saved: the transcription does not read", true);
+            return;
+          }
+          if (r.ok) view.forms.delete(id);
           afterChange(id, r);
         });
       });
@@ -532,12 +554,15 @@
     }
 
     function replaceGroup(g) {
+      const before = view.groups.get(g.id);
+      if (before && JSON.stringify(before) === JSON.stringify(g) && document.getElementById(g.id)) return;
       view.groups.set(g.id, g);
       const section = document.getElementById(g.id);
       if (!section) return;
       const hadFocus = document.activeElement && section.contains(document.activeElement) ? document.activeElement : null;
       const focusedField = hadFocus && hadFocus.matches("textarea, input") ? hadFocus.className : null;
       fillGroup(section, g);
+      if (view.forms.has(g.id) && section.querySelector(".unreadable")) transcribeForm(g.id);
       if (focusedField) {
         const again = section.querySelector("." + focusedField.split(" ")[0]);
         if (again) again.focus();
@@ -798,10 +823,14 @@
 
     // ---------------------------------------------------------------- live
 
-    async function poll() {
-      if (!view.part || pending) return;
+    function poll() {
+      return enqueue(pollOnce, true);
+    }
+
+    async function pollOnce() {
+      if (!view.part) return;
       const r = await api(base + "/poll", {since: view.since, focus: view.current || "", version: view.version});
-      if (!r.ok || pending) return;
+      if (!r.ok) return;
       if (r.data.reload) { await load(); return; }
       view.since = r.data.since;
       for (const g of r.data.groups) {
@@ -810,7 +839,7 @@
       for (const id of view.order) {
         const g = view.groups.get(id);
         const holder = r.data.claims[id] || null;
-        if (g && (g.claimed_by || null) !== holder) { g.claimed_by = holder; replaceGroup(g); }
+        if (g && (g.claimed_by || null) !== holder) replaceGroup(Object.assign({}, g, {claimed_by: holder}));
       }
       showProgress(r.data.progress);
     }
