@@ -190,7 +190,7 @@ class _Run:
         a decision of the overrides file wins."""
         homeworks = batch.homeworks
         batch.graded.results, said = apply_staff(batch.results, batch.groups, self.request.out / STORE, homeworks,
-                                                 renamed)
+                                                 renamed, batch.graded.assignments)
         batch.messages += said
         if said:  # the class page and the overrides template show the staff-decided parts
             batch.groups = groups_of(batch.results, homeworks, self.prints)
