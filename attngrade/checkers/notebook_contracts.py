@@ -384,7 +384,9 @@ def _shift_property(name: str, data: Mapping[str, Any], weight: float) -> Proper
         return fails(prop, f"{name}({n}, {d}): {why or 'not a finite (n, d) tensor'}", weight)
     # p_{t+1} = M p_t for every t: the rows satisfy P[1:] = P[:-1] Mᵀ, solved by least squares.
     shift, *_ = np.linalg.lstsq(p[:-1], p[1:], rcond=None)
-    rest = float(np.linalg.norm(p[:-1] @ shift - p[1:]) / max(np.linalg.norm(p[1:]), 1e-12))
+    # Measured against the paper encoding's size, never the student's: one huge entry would otherwise make
+    # any leftover look small.
+    rest = float(np.linalg.norm(p[:-1] @ shift - p[1:]) / np.linalg.norm(paper_encoding(n, d)[1:]))
     if rest <= 1e-4:
         return holds(prop, "one fixed d × d matrix maps each position's encoding to the next one's", weight)
     return fails(prop, f"no fixed d × d matrix maps the encoding at t to the one at t+1 for every t (the best "

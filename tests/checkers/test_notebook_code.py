@@ -348,6 +348,18 @@ def test_an_output_cannot_widen_its_own_tolerance():
     assert not again["attention.rows"].ok and not again["attention.scale"].ok  # NaN is never a pass
 
 
+def test_one_huge_column_cannot_make_any_encoding_shift_by_a_fixed_matrix():
+    rng = np.random.default_rng(1)
+    noise = rng.normal(size=(50, 16))
+    noise[:, 0] = 1e6  # a relative leftover measured by the student's own size would call this shifted
+    data = {f"sinusoidal_encoding.{n}x{d}": {"outputs": [{"shape": [n, d], "values": (
+        noise if (n, d) == (50, 16) else rng.normal(size=(n, d))).ravel().tolist()}], "count": 1}
+        for n, d in ((50, 16), (9, 6))}
+    weights = {"sinusoidal_encoding.values": 1.0, "sinusoidal_encoding.shift": 1.0}
+    found = {p.name: p for p in CONTRACTS["sinusoidal_encoding"].judge("sinusoidal_encoding", data, {}, weights)}
+    assert not found["sinusoidal_encoding.shift"].ok
+
+
 # -- on Gradescope, and in an instructor's own homework ----------------------------------------------
 def test_the_gradescope_run_grades_the_notebook_and_shows_it_at_once(torch, tmp_path):
     import contextlib
