@@ -88,6 +88,7 @@ def _build_intake_cases(cls: Path, dest: Path) -> None:
     (links / "src").mkdir()
     _hard_link(GOLD, links / DEV, dest)
     _hard_link(REFERENCE_CODE, links / "src" / "dataset.py", dest)
+    os.symlink(REFERENCE_CODE.parent, cls / "symlink-src-to-solutions" / "src")
     nested = (cls / "nested-submissions" / "answers.yaml").read_text(encoding="utf-8")
     for i in range(NESTED):
         (cls / "nested-submissions" / f"attempt-{i:03d}").mkdir()
@@ -346,11 +347,19 @@ EXPECT: dict[str, object] = {
                          "submit a copy of the file itself"]),
         "2e": (INVALID, ["2e, field code: src/dataset.py is a hard link"]),
     },
+    "symlink-src-to-solutions": {
+        "2e": (INVALID, ["2e, field code: src/dataset.py is reached through a link (src); submit the folder itself"]),
+        # its other fields unanswered: the part waits for staff in part where a class run says so
+        "2g.i": (INVALID | {"partly pending"}, ["2g.i, field attention: src/attention.py is reached through a link",
+                                               "2g.i, field model: src/model.py is reached through a link"]),
+    },
     "unreadable-file": {"2e": (INVALID, ["2e, field code: src/dataset.py is not a regular file (a folder, pipe or "
                                          "device)"] if AS_ROOT else
                                ["2e, field code: src/dataset.py cannot be read: the grader has no permission to open "
                                 "it; course staff can make it readable (chmod a+r)"])},
 }
+# What a part of a bad submission may be: nothing in it earns a point.
+UNGRADED = {"invalid", "incorrect", "missing", "pending"} | ({"partly pending"} & set(STATUSES))
 # Submissions whose answers are right: the defect lies around them (their folder), not in them.
 SOUND = {"backtick-flood", "foreign-student-answers", "nested-submissions", "many-files-before-src"}
 
@@ -395,7 +404,7 @@ def test_each_defect_gets_its_verdict_and_message(hostile, name):
     if name not in GOOD | SOUND | {"softmax-overflow", "student-name-injection"}:
         # every other part that was answered is invalid or incorrect (text parts wait for a person)
         for pid, verdict in parts.items():
-            assert verdict["status"] in {"invalid", "incorrect", "missing", "pending"}, (name, pid, verdict)
+            assert verdict["status"] in UNGRADED, (name, pid, verdict)
             if verdict["status"] == "invalid":
                 assert verdict["feedback"], (name, pid)
                 # A class run leaves an unreadable answer to staff: its points wait, the reader's message

@@ -595,7 +595,7 @@ def code_folder(folder: Path | None, name: str | None, raw: Any = None) -> Path 
     if folder is None or not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
         return folder  # reading it says what is wrong with the name
     if not is_code(name) or _a_file(folder / name):
-        _vet(folder / name, name)
+        _vet(folder / name, folder, name)
         return folder
     budget = Budget(MAX_SUBMISSION_ENTRIES)
     found = code_files(folder, name, budget)
@@ -606,7 +606,7 @@ def code_folder(folder: Path | None, name: str | None, raw: Any = None) -> Path 
         return folder
     if len(found) > 1:
         _one_content(folder, name, found)
-    _vet(found[0], found[0].relative_to(folder).as_posix())
+    _vet(found[0], folder, found[0].relative_to(folder).as_posix())
     return found[0].parent
 
 
@@ -618,10 +618,11 @@ def found_where_read(folder: Path, name: str) -> bool:
     return is_code(name) and bool(code_files(folder, name, Budget(MAX_SUBMISSION_ENTRIES)))
 
 
-def _vet(path: Path, shown: str) -> None:
-    """Nothing, if `path` is absent or a file attngrade may read; else why not, as a SubmissionError."""
+def _vet(path: Path, folder: Path, shown: str) -> None:
+    """Nothing, if `path` (in the submission `folder`) is absent or a file attngrade may read; else
+    why not, as a SubmissionError."""
     try:
-        check_readable(path)
+        check_readable(path, below=folder)
     except NotRead as err:
         if not err.absent:
             raise SubmissionError(f"{shown} {err.reason}") from None
@@ -633,7 +634,7 @@ def _one_content(folder: Path, name: str, found: list[Path]) -> None:
     for path in found:
         shown = path.relative_to(folder).as_posix()
         try:
-            digest = hashlib.sha256(read_bounded(path, MAX_CODE_BYTES)).hexdigest()
+            digest = hashlib.sha256(read_bounded(path, MAX_CODE_BYTES, below=folder)).hexdigest()
         except NotRead as err:
             raise SubmissionError(f"{shown} {err.reason}" + (" (every file named " + name + " in your folder is read "
                                   "to tell which one to grade)" if not err.absent else "")) from None

@@ -112,13 +112,16 @@ def vetted(info: os.stat_result, limit: int | None) -> None:
         raise NotRead(f"is {info.st_size} bytes; at most {limit} are read", TOO_LARGE)
 
 
-def read_bounded(path: Path | str, limit: int) -> bytes:
+def read_bounded(path: Path | str, limit: int, below: Path | str | None = None) -> bytes:
     """The bytes of the regular file at `path`, of at most `limit` bytes, or NotRead saying why not.
 
     Looked at with lstat first (nothing is opened that is not a regular file of its own), opened
     with O_NOFOLLOW, checked again on the open descriptor (the same file, its size), and read to at
-    most `limit` bytes whatever the size said (a file that grows while it is read is refused)."""
-    with _opened(path, limit) as fd:
+    most `limit` bytes whatever the size said (a file that grows while it is read is refused).
+    With `below` (a folder `path` lies in, such as the submission's), every folder on the way from
+    it to the file is opened without following a link too: `src/` made a link to the grader's
+    solutions folder leads nowhere."""
+    with _opened(path, limit, below) as fd:
         pieces = [os.read(fd, min(os.fstat(fd).st_size, limit) + 1)]  # the whole file, in one call as a rule
         read = len(pieces[0])
         while pieces[-1] and read <= limit:
@@ -129,35 +132,40 @@ def read_bounded(path: Path | str, limit: int) -> bytes:
     return pieces[0] if len(pieces) <= 2 and not pieces[-1] else b"".join(pieces)  # (a join would copy it)
 
 
-def check_readable(path: Path | str, limit: int | None = None) -> os.stat_result:
+def check_readable(path: Path | str, limit: int | None = None, below: Path | str | None = None) -> os.stat_result:
     """What `read_bounded` checks, without reading: the file's fstat, or NotRead."""
-    with _opened(path, limit) as fd:
+    with _opened(path, limit, below) as fd:
         return os.fstat(fd)
+
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 class _opened:
     """The descriptor of a vetted regular file (see `read_bounded`), closed on leaving."""
 
-    def __init__(self, path: Path | str, limit: int | None):
-        self.path, self.limit, self.fd = path, limit, -1
+    def __init__(self, path: Path | str, limit: int | None, below: Path | str | None = None):
+        self.path, self.limit, self.below, self.fd = path, limit, below, -1
 
     def __enter__(self) -> int:
+        folder, name = -1, os.fspath(self.path)
         try:
-            before = os.lstat(self.path)
+            if self.below is not None:
+                folder, name = _folder_of(Path(self.path), Path(self.below))
+            before = os.stat(name, dir_fd=folder if folder >= 0 else None, follow_symlinks=False)
+            vetted(before, self.limit)
+            self.fd = os.open(name, _OPEN_FLAGS, dir_fd=folder if folder >= 0 else None)
         except OSError as err:
             raise _not_read(err) from None
         except ValueError:  # a NUL in the name: no file can have it
             raise NotRead("is not there", ABSENT) from None
-        vetted(before, self.limit)
+        finally:
+            if folder >= 0:
+                os.close(folder)
         try:
-            self.fd = os.open(self.path, _OPEN_FLAGS)
-        except OSError as err:
-            raise _not_read(err) from None
-        opened = os.fstat(self.fd)
-        if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
-            os.close(self.fd)
-            raise NotRead("was replaced while it was read; submit it again", UNREADABLE)
-        try:
+            opened = os.fstat(self.fd)
+            if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
+                raise NotRead("was replaced while it was read; submit it again", UNREADABLE)
             vetted(opened, self.limit)
         except NotRead:
             os.close(self.fd)
@@ -166,6 +174,39 @@ class _opened:
 
     def __exit__(self, *exc: Any) -> None:
         os.close(self.fd)
+
+
+def _folder_of(path: Path, below: Path) -> tuple[int, str]:
+    """A descriptor of `path`'s folder, reached from `below` one folder at a time without following a
+    link (a link on the way is ELOOP or ENOTDIR, said as a link), and the file's own name."""
+    try:
+        steps = path.relative_to(below).parts
+    except ValueError:
+        raise NotRead("is not inside the submission folder", ABSENT) from None
+    if not steps:
+        raise NotRead("is not a regular file (a folder, pipe or device); submit the file itself", NOT_REGULAR)
+    folder = os.open(below, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))  # (its own place may be a link)
+    try:
+        for step in steps[:-1]:
+            try:
+                inner = os.open(step, _FOLDER_FLAGS, dir_fd=folder)
+            except OSError as err:
+                if err.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(step, folder):
+                    raise NotRead(f"is reached through a link ({step}); submit the folder itself", LINK) from None
+                raise
+            os.close(folder)
+            folder = inner
+    except BaseException:
+        os.close(folder)
+        raise
+    return folder, steps[-1]
+
+
+def _is_link(name: str, folder: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _not_read(err: OSError) -> NotRead:

@@ -152,6 +152,19 @@ def test_a_second_name_of_a_graders_file_is_that_fields_problem(tmp_path):
         code_folder(folder, "dev.predictions")
 
 
+def test_a_folder_on_the_way_that_is_a_link_leads_nowhere(tmp_path):
+    """src/ a link to the grader's solutions: its dataset.py is the reference solution, never read as the
+    student's (O_NOFOLLOW guards the last name only: each folder on the way is opened the same way)."""
+    folder = _student(tmp_path / "ann")
+    os.symlink(ROOT / "solutions" / "cs224n-w21-a5" / "reference", folder / "src")
+    with pytest.raises(SubmissionError, match=r"^src/dataset.py is reached through a link \(src\); submit the "
+                                              r"folder itself"):
+        code_folder(folder, "dataset.py")
+    with pytest.raises(NotRead) as err:
+        read_bounded(folder / "src" / "dataset.py", 10**6, below=folder)
+    assert err.value.kind == LINK
+
+
 # -- a file the grader may not open ---------------------------------------------------------------------
 AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
