@@ -13,6 +13,7 @@ from ..grading import Options
 from ..grading.distributed import executor_from
 from ..outputs.run import Batch, RunRequest, grade_run
 from ..records import Unreadable
+from ..staff import STORE
 from ..runtime.files import write_atomic
 from ..runtime.text import counted, printable
 from .options import homework_source
@@ -49,12 +50,22 @@ def main(args: argparse.Namespace, early: Any = None) -> int:
     return EXIT_SUBMISSION_FAILED if batch.failed else EXIT_OK
 
 
+def _first_staff_hint(batch: Batch, args: argparse.Namespace) -> None:
+    """Before staff have a store in OUT: how many answers wait for them, and where to grade them."""
+    waiting = sum(v.pending_points > 1e-9 for r in batch.results for v in r.parts)
+    if waiting and not (args.out / STORE).is_file():
+        print(printable(f"{counted(waiting, 'answer')} {'waits' if waiting == 1 else 'wait'} for course staff: grade "
+                        f"{'it' if waiting == 1 else 'them'} in `grade review {args.out}` (a web app a team of "
+                        f"graders can share), or by hand in {args.out / 'overrides.yaml'}"))
+
+
 def _summary(batch: Batch, args: argparse.Namespace) -> None:
     failed = batch.failed
     print(f"graded {len(batch.results) - len(failed)} of {counted(len(batch.results), 'submission')}; "
           f"wrote {args.out / 'results.json'}, {args.out / 'grades.csv'} and one report per student")
     for message in batch.messages:
         print(printable(message))
+    _first_staff_hint(batch, args)
     for result in failed:
         print(f"  not graded: {printable(result.error or '')}", file=sys.stderr)
     flagged = [(r.student, v.part) for r in batch.results for v in r.parts if v.flags]

@@ -23,7 +23,7 @@ from ..runtime.safe_yaml import SAFE_LOADER, not_yaml
 from ..runtime.text import counted
 from .grades import Change, changed_in, finite
 from .inputs import read_text
-from .store import Conflict, audit, now, writing
+from .store import Conflict, audit, now, reading, writing
 
 MESSAGE_CHARS = 10_000
 REPLY_CHARS = 10_000
@@ -201,6 +201,14 @@ def regrade(conn: sqlite3.Connection, where: tuple[str, str], student: str, fp: 
     with writing(conn):
         changed_in(conn, where, {key: fp}, Change("set_items", items=tuple(items), expected={key: expected}), who)
         changed_in(conn, where, {key: fp}, Change("adjust", value=points), who)
+
+
+def answered_in(path: Path, homework: str) -> list[Request]:
+    """The answered requests of `homework` in the store at `path`, read without writing to OUT."""
+    with reading(path) as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'requests'").fetchone() is None:
+            return []  # a store older than regrade requests
+        return [r for r in requests_of(conn) if r.homework == homework and r.answered]
 
 
 def requested(conn: sqlite3.Connection) -> set[tuple[str, str, str]]:

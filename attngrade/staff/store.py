@@ -209,6 +209,26 @@ def store(path: Path, create: bool = False) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+@contextmanager
+def reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection that only reads the store at `path` and writes nothing beside it (no lock files):
+    for commands that must leave OUT as it is (`grade groups`, `grade export`). Every committed grade
+    is in the file itself (each write is checkpointed), so it reads them all."""
+    path = Path(path)
+    try:
+        conn = sqlite3.connect(f"file:{_quoted(path.absolute())}?mode=ro&immutable=1", uri=True)
+        conn.row_factory = sqlite3.Row
+        conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.Error as err:
+        raise explained(path, err) from err
+    try:
+        yield conn
+    except sqlite3.Error as err:
+        raise explained(path, err) from err
+    finally:
+        conn.close()
+
+
 def retrying(path: Path, work: Callable[[sqlite3.Connection], T], wait: float = SWITCH_WAIT) -> T:
     """`work(conn)` on a fresh connection, made again while the file is away (a run moving OUT's files
     refuses a write to the moved file: SQLite calls it read-only) or busy; each try is one transaction
