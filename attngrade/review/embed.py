@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import unicodedata
 import zlib
 from functools import lru_cache
 from importlib.util import find_spec
@@ -56,8 +57,8 @@ class WordLlama:
     """The wordllama model bundled in its wheel (256 dimensions), loaded once per process."""
 
     name = "wordllama"
-    threshold = 0.68
-    threshold_alone = 0.70
+    threshold = 0.64
+    threshold_alone = 0.66
 
     def __init__(self, model: Any):
         self.model = model
@@ -68,7 +69,33 @@ class WordLlama:
             return np.zeros((0, 256), dtype=np.float32)
         with self.lock:  # the tokenizer's padding state is shared
             found = self.model.embed([core(t) or "-" for t in texts], norm=True)
-        return _unit_rows(np.asarray(found, dtype=np.float32))
+        out = _unit_rows(np.asarray(found, dtype=np.float32))
+        for row, text in enumerate(texts):
+            if not readable(text):
+                out[row] = _own_direction(core(text), out.shape[1])
+        return out
+
+
+def readable(text: str) -> bool:
+    """Whether the English model can read `text`: most of its letters are Latin. It sees little of other
+    scripts beyond their formulas, so answers in them would look alike whatever they say; such an answer
+    gets a direction of its own and groups only with the same text (`_own_direction`)."""
+    latin = other = 0
+    for char in text[:20_000]:
+        if char.isalpha():
+            if char.isascii() or unicodedata.name(char, "").startswith("LATIN"):
+                latin += 1
+            else:
+                other += 1
+    return other <= latin
+
+
+def _own_direction(text: str, dimensions: int) -> np.ndarray:
+    """A unit vector drawn from the text alone: the same text gets the same one, any other is nearly
+    orthogonal to it (and to every model vector)."""
+    rng = np.random.default_rng(zlib.crc32(text.encode("utf-8", "backslashreplace")))
+    vector = rng.normal(size=dimensions).astype(np.float32)
+    return vector / np.linalg.norm(vector)
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

@@ -89,11 +89,6 @@ def _answers() -> list[dict]:
     return yaml.safe_load((DATA / "answers.yaml").read_text(encoding="utf-8"))
 
 
-def _first_at_target(measured: list[tuple[float, float, float]], purity: float = 0.97) -> tuple[float, float, float]:
-    """The lowest threshold whose purity reaches `purity` (the fewest groups at the target)."""
-    return next(m for m in measured if m[2] >= purity)
-
-
 @pytest.mark.skipif(not embed.available(), reason="the embed extra (wordllama) is not installed")
 def test_meaning_groups_on_real_answers_meet_the_target_at_the_default_threshold():
     """Target: at least 97% purity at the default threshold, on every labelled answer pooled, with the
@@ -123,10 +118,18 @@ def test_meaning_groups_on_real_answers_meet_the_target_at_the_default_threshold
     # more here and there, never a trend the other way
     assert all(lower[1] <= higher[1] + 2.0 for lower, higher in zip(by_items[:-1], by_items[1:]))
     assert by_items[0][1] < groups < by_items[-1][1]
-    # the curve shows the trade: merging far enough mixes grades; kept apart by rubric items, the
-    # target is met with fewer groups than by raw cosine
+    # the curve shows the trade: merging far enough mixes grades
     assert by_items[0][2] < 0.97 and by_items[0][1] < groups
-    assert _first_at_target(by_items)[1] <= _first_at_target(raw)[1]
+
+
+def test_answers_the_model_cannot_read_group_only_with_the_same_text():
+    e = embed.default()
+    chinese = ["如果所有键都正交且范数相等，注意力就是值的平均", "注意力只复制一个值，因为查询与一个键的点积远大于其他",
+               "如果所有键都正交且范数相等，注意力就是值的平均"]
+    vectors = e.vectors(chinese)
+    assert [embed.readable(t) for t in chinese] == [False, False, False]
+    assert float(vectors[0] @ vectors[2]) > 0.999 and abs(float(vectors[0] @ vectors[1])) < 0.3
+    assert embed.readable("the keys are orthogonal, so $\\alpha_i = 1/n$") and embed.readable("Ökonomie café")
 
 
 FILLERS = ["In short, {}", "The answer is {}", "I think {}", "So, {}", "{} Thus, this is the answer.", "**{}**",
