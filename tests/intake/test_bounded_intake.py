@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,18 @@ def test_links_pipes_sockets_devices_and_second_names_are_never_read(tmp_path):
     with pytest.raises(NotRead) as err:
         read_bounded("/dev/zero", 1000)
     assert err.value.kind == NOT_REGULAR
+
+
+@pytest.mark.parametrize("piece", ["`", "\\", "#", "[", "_", " "])
+def test_a_latex_flood_without_answers_is_said_in_a_moment(tmp_path, piece):
+    """pylatexenc takes tens of seconds on a megabyte of some characters: a file without a word of an
+    answer is not parsed."""
+    path = tmp_path / "notes.tex"
+    path.write_text(piece * 1_000_000)
+    start = time.process_time()
+    with pytest.raises(SubmissionError, match=r"no answers were found: write \\answer\{1a\}"):
+        load_submission(path, homework="cs224n-w21-a5")
+    assert time.process_time() - start < 2.0
 
 
 # -- the files a part names --------------------------------------------------------------------------

@@ -88,9 +88,16 @@ def _args(node: Any) -> list:
     return list(getattr(argd, "argnlist", None) or [])
 
 
+# Words without which a LaTeX file holds no answer and names no homework: a file without any is not
+# parsed (pylatexenc takes seconds on a megabyte of one character), it is said to have no answers.
+ANSWER_WORDS = ("\\answer", "\\attnhomework", "answertext")
+
+
 def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homework]) -> Submission:
     from pylatexenc.latexwalker import LatexEnvironmentNode, LatexMacroNode, LatexWalker, LatexWalkerError
 
+    if not any(word in text for word in ANSWER_WORDS):
+        _no_answers(path, homework_for(None))
     walker = LatexWalker(text, latex_context=_context(), tolerant_parsing=True)
     try:
         top, _, _ = walker.get_latex_nodes()
@@ -121,11 +128,15 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
             _add(collected, _inside(text, args[1]).strip(), _inside(text, args[0]).strip(), content, place,
                  text_field=True)
     if not collected.blocks and not collected.invalid:
-        raise SubmissionError(f"no answers were found: write \\answer{{{homework.parts[0].id}}}{{...}} for each "
-                              "part (see the template from `grade assign --format tex`)", path=str(path))
+        _no_answers(path, homework)
     return Submission(student=path.stem, homework=homework.id, answers=collected.answers, path=path,
                       notes=tuple(collected.notes), invalid=dict(collected.invalid),
                       definitions=find_definitions(text))
+
+
+def _no_answers(path: Path, homework: Homework) -> None:
+    raise SubmissionError(f"no answers were found: write \\answer{{{homework.parts[0].id}}}{{...}} for each "
+                          "part (see the template from `grade assign --format tex`)", path=str(path))
 
 
 def _add(collected: Collected, part_id: str, field_name: str, value: str, place: str, *, text_field: bool) -> None:
