@@ -488,7 +488,7 @@ def _is_submission(folder: Path, budget: Budget) -> bool:
     """A folder named to be graded is one student's when it holds exactly one file with answers in
     it and no folders with answers (those make it a class). A folder with no file that looks like
     answers but exactly one answers-format file is one too: loading it then says what is wrong."""
-    entries = _entries(folder, budget)
+    entries = _entries(folder, Budget(MAX_FOUND_ENTRIES))  # (its listing as a class is what counts)
     answers = _own_answers(entries)
     if len(answers) > 1 or any(_holds_answers(d, budget, 1) for d in _subfolders(entries)):
         return False
