@@ -417,7 +417,7 @@ def _discover(paths: list[Path], depth: int, finding: _Finding) -> Iterator[Path
             finding.pass_over(_nested_in(path, finding.budget))
             yield path
             continue
-        if depth == 0 and finding.mixed is not None and _has_answers_of_its_own(path, finding.budget):
+        if depth == 0 and finding.mixed is not None and _has_answers_of_its_own(path):
             finding.mixed.append(path)
         yield from _class(path, depth, finding)
 
@@ -521,9 +521,9 @@ def _one_answers_format_file(entries: list[Path]) -> bool:
     return sum(1 for p in entries if is_answers_format(p) and _a_file(p)) == 1
 
 
-def _has_answers_of_its_own(folder: Path, budget: Budget) -> bool:
+def _has_answers_of_its_own(folder: Path) -> bool:
     """One file of answers beside folders of answers: one student's folder, or a class of them?"""
-    return len(_own_answers(_entries(folder, budget))) == 1
+    return len(_own_answers(_entries(folder, Budget(MAX_FOUND_ENTRIES)))) == 1
 
 
 def _a_runs_outputs(path: Path) -> bool:
