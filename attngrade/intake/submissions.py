@@ -601,8 +601,9 @@ def code_folder(folder: Path | None, name: str | None, raw: Any = None) -> Path 
     found = code_files(folder, name, budget)
     if not found:
         if budget.over:
-            raise SubmissionError(f"{name} was not found in {budget.said()} of your folder (stopped at "
-                                  f"{budget.cut}); put it in src/ or next to your answers file and submit again")
+            raise SubmissionError(f"{name} was not found as far as your folder was looked through ({budget.said()}; "
+                                  f"it stopped at {budget.cut}); put it in src/ or next to your answers file and "
+                                  "submit again")
         return folder
     if len(found) > 1:
         _one_content(folder, name, found)
@@ -636,8 +637,10 @@ def _one_content(folder: Path, name: str, found: list[Path]) -> None:
         try:
             digest = hashlib.sha256(read_bounded(path, MAX_CODE_BYTES, below=folder)).hexdigest()
         except NotRead as err:
-            raise SubmissionError(f"{shown} {err.reason}" + (" (every file named " + name + " in your folder is read "
-                                  "to tell which one to grade)" if not err.absent else "")) from None
+            if err.absent:
+                continue  # gone since it was found
+            raise SubmissionError(f"{shown} {err.reason} (every file named {name} in your folder is read to tell "
+                                  "which one to grade)") from None
         contents.setdefault(digest, path)
     if len(contents) > 1:
         first, second = list(contents.values())[:2]

@@ -144,8 +144,8 @@ def test_a_search_cut_short_is_said_by_the_field_never_no_answer_given(tmp_path,
     (folder / "deep" / "code" / "dataset.py").write_text("x = 1\n")
     # The plan counts a code field as answered when find_code names a place: reading it says why.
     assert find_code(folder, "dataset.py") == [folder / "dataset.py"]
-    with pytest.raises(SubmissionError, match=r"^dataset.py was not found in the first 100 files and folders of "
-                                              r"your folder \(stopped at \.\); put it in src/"):
+    with pytest.raises(SubmissionError, match=r"^dataset.py was not found as far as your folder was looked through "
+                                              r"\(the first 100 files and folders; it stopped at \.\); put it in src/"):
         code_folder(folder, "dataset.py")
     assert find_code(folder, "absent.py") == [folder / "absent.py"]
     monkeypatch.undo()
