@@ -4,11 +4,13 @@
     .venv/bin/python bench/review_bench.py            # 1,000 students
     .venv/bin/python bench/review_bench.py --n 2000 --json FILE
 
-Three figures, each against its target in bench/targets.py:
+Three figures, each against its target in bench/targets.py (and how long a page's poll for the
+other graders' changes takes):
 - grouping the written answers of one part (embedding, groups by text and by meaning, order):
   the CPU of `grade groups OUT --part HW:PART --json` on the class less that on a class of one
   student (start-up, imports and loading the model fall out), the median of --repeat pairs;
-- the part page of the class, served by `grade review` over HTTP: wall ms (median of 5, warm);
+- the part page of the class, served by `grade review` over HTTP (its shell, then the part's data
+  from the API, with a grader's secret): wall ms (median of 5, warm);
 - grading a group of 200 members (200 distinct answers placed in one group): wall ms (median of 5).
 
 The class is a results.json written here (one written part, answers drawn from a few dozen
@@ -93,54 +95,71 @@ def request(base: str, token: str, path: str, body: dict | None = None) -> tuple
     data = json.dumps(body).encode() if body is not None else None
     headers = {"X-Attngrade-Token": token, "Content-Type": "application/json"}
     started = time.perf_counter()
-    with urllib.request.urlopen(urllib.request.Request(base + path, data=data, headers=headers), timeout=60) as r:
+    with urllib.request.urlopen(urllib.request.Request(base + path, data=data, headers=headers), timeout=120) as r:
         raw = r.read()
     took = (time.perf_counter() - started) * 1000
     return took, json.loads(raw) if body is not None or path.startswith("/api/") else raw.decode()
 
 
 def serve(out: Path) -> tuple[subprocess.Popen, str, str]:
-    process = subprocess.Popen([sys.executable, "-m", "attngrade", "review", str(out), "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=out.parent)
+    """`grade review OUT` for one grader: the process, the address, the grader's secret."""
+    process = subprocess.Popen([sys.executable, "-m", "attngrade", "review", str(out), "--port", "0", "--graders",
+                                "bench"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=out.parent)
     printed = ""
-    while "?token=" not in printed:
+    while "bench: http://" not in printed:
         line = process.stdout.readline() if process.stdout else ""
         if not line:
             raise RuntimeError("grade review printed no URL")
         printed += line
     url = next(w for w in printed.split() if w.startswith("http://"))
-    base, token = url.split("/?token=")
+    base, token = url.split("/#k=")
     return process, base, token
 
 
-def _merged_group(base: str, token: str) -> tuple[list[str], str, int]:
-    """Merge groups until one holds 200 members or more: its answers' ids, a rubric item, its size."""
+def _merged_group(base: str, token: str) -> tuple[dict, str, int]:
+    """Merge groups until one holds 200 members or more: that group, a rubric item, its size."""
     data: Any = request(base, token, f"/api/parts/{HW}/{PART}")[1]
     chosen, size = [], 0
-    for g in data["groups"]:
-        if size >= 200:
+    for g in sorted(data["groups"], key=lambda g: g["size"]):  # the smallest first: a group of about 200
+        if size >= 200 and len(chosen) >= 2:
             break
         chosen.append(g["id"])
         size += g["size"]
-    request(base, token, f"/api/parts/{HW}/{PART}/merge", {"groups": chosen})
+    request(base, token, f"/api/parts/{HW}/{PART}/merge", {"groups": chosen, "version": data["version"]})
     data = request(base, token, f"/api/parts/{HW}/{PART}")[1]
     group = max(data["groups"], key=lambda g: g["size"])
-    return [u["id"] for u in group["units"]], data["rubric"][0]["id"], group["size"]
+    return group, data["rubric"][0]["id"], group["size"]
+
+
+def page_ms(base: str, token: str) -> float:
+    """The part page as a browser loads it: its shell, then the part's data from the API."""
+    return request(base, token, f"/part/{HW}/{PART}")[0] + request(base, token, f"/api/parts/{HW}/{PART}")[0]
 
 
 def app_times(out: Path) -> dict[str, Any]:
-    """The part page (median of 5 warm loads) and grading a group of 200 (median of 5), over HTTP."""
+    """The part page (its first load, which groups the part, then the median of 5 warm loads), a poll of a
+    page (median of 5) and grading a group of about 200 (median of 5), over HTTP."""
     process, base, token = serve(out)
     try:
-        page = [request(base, token, f"/part/{HW}/{PART}")[0] for _ in range(6)][1:]
-        units, item, size = _merged_group(base, token)
-        times = [request(base, token, f"/api/parts/{HW}/{PART}/grade", {"units": units, "op": op, "item": item})[0]
-                 for op in ("add", "remove", "add", "remove", "add")]
+        first = page_ms(base, token)
+        page = [page_ms(base, token) for _ in range(5)]
+        since = request(base, token, f"/api/parts/{HW}/{PART}")[1]
+        polls = [request(base, token, f"/api/parts/{HW}/{PART}/poll", {"since": since["since"], "focus": "",
+                                                                      "version": since["version"]})[0]
+                 for _ in range(5)]
+        group, item, size = _merged_group(base, token)
+        times = []
+        for op in ("add", "remove", "add", "remove", "add"):
+            body = {"units": [u["id"] for u in group["units"]], "op": op, "item": item,
+                    "expected": {u["id"]: u["version"] for u in group["units"]}}
+            took, done = request(base, token, f"/api/parts/{HW}/{PART}/grade", body)
+            group = done["group"]  # type: ignore[index]
+            times.append(took)
     finally:
         process.terminate()
         process.wait(timeout=10)
-    return {"page_ms": statistics.median(page), "grade_ms": statistics.median(times), "group_size": size,
-            "group_answers": len(units)}
+    return {"page_ms": statistics.median(page), "first_page_ms": first, "poll_ms": statistics.median(polls),
+            "grade_ms": statistics.median(times), "group_size": size, "group_answers": len(group["units"])}
 
 
 def _verdict(name: str, value: float) -> str:
@@ -160,7 +179,8 @@ def main(argv: list[str]) -> int:
               f"costs {grouping['fixed_cpu_s']:.2f} s CPU left out): {_verdict('review_grouping', grouping['cpu_s'])}")
         app = app_times(Path(tmp) / "class")
     print(f"part page of {args.n} students: {app['page_ms']:.0f} ms (median of 5): "
-          f"{_verdict('review_page', app['page_ms'])}")
+          f"{_verdict('review_page', app['page_ms'])}; the first load, which groups the part: "
+          f"{app['first_page_ms'] / 1000:.1f} s; a page's poll for others' changes: {app['poll_ms']:.0f} ms")
     print(f"grading a group of {app['group_size']} members ({app['group_answers']} distinct answers): "
           f"{app['grade_ms']:.0f} ms (median of 5): {_verdict('review_grade', app['grade_ms'])}")
     if args.json:

@@ -841,7 +841,7 @@
         const holder = r.data.claims[id] || null;
         if (g && (g.claimed_by || null) !== holder) replaceGroup(Object.assign({}, g, {claimed_by: holder}));
       }
-      showProgress(r.data.progress);
+      if (r.data.progress) showProgress(r.data.progress);
     }
 
     window.addEventListener("pagehide", () => {
