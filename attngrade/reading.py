@@ -18,7 +18,7 @@ from typing import Any
 import sympy
 
 from .errors import MathError
-from .mathlang import Value, parse, words
+from .mathlang import Value, frontend, parse, words
 from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
 from .records import Field, Part
@@ -105,7 +105,8 @@ def _read_math(part: Part, field: Field, raw: Any) -> Value:
                                               "answer in single quotes ('\\beta') or leave out the quotes")
     try:
         with time_limit(READ_SECONDS):
-            value = parse(text, field.table or part.table, name=field.name)
+            value = parse(str(text), field.table or part.table, name=field.name,
+                          definitions=getattr(raw, "definitions", ()))
     except MathError as err:
         raise FieldError(part.id, field.name, err.render(text)) from None
     except (BudgetExceeded, MemoryError) as err:
@@ -161,7 +162,7 @@ def _read_bool(part: Part, field: Field, raw: Any) -> bool:
         return _choice_text(raw) in _TRUE
     if isinstance(raw, str):
         try:
-            said = words.yes_no(safe_text(raw, words.MAX_TEXT + 1))
+            said = words.yes_no(safe_text(raw, words.MAX_TEXT + 1), field.options)
         except words.Unclear as err:
             raise UnclearAnswer(part.id, field.name, f"could not read a yes or no in {_clip(raw)!r}: {err}") from None
         if said is not None:
@@ -205,6 +206,12 @@ def _read_text(part: Part, field: Field, raw: Any) -> str:
         raise FieldError(part.id, field.name, f"the answer is longer than the {field.max_length} characters read")
     if any(spec.check in _SHAPE_CHECKS and field.name in spec.fields for spec in part.checks):
         return words.shape(text) or text  # `t-by-n (one column per query)` is the shape t × n
+    if any(spec.check != "manual" and field.name in spec.fields for spec in part.checks):
+        # a check reads this text as math: the student's macros, a table or `;` rows as a matrix
+        try:
+            return frontend.for_check(text, getattr(raw, "definitions", ()), field.max_length)
+        except MathError as err:
+            raise FieldError(part.id, field.name, err.message) from None
     return text
 
 
@@ -222,7 +229,7 @@ def _clip(raw: Any, size: int = 40) -> str:
 
 # -- numbers and files ---------------------------------------------------------------
 _NUMBER = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?)\s*(%)?\s*$")
-_RATIO = re.compile(r"^\s*(\d{1,12})\s*/\s*(\d{1,12})\s*$")
+_RATIO = re.compile(r"^\s*(\d{1,12})(?:\.0{1,6})?\s*/\s*(\d{1,12})(?:\.0{1,6})?\s*$")  # 9/500, 9.0/500.0
 
 
 @dataclass(frozen=True)
@@ -275,8 +282,9 @@ def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
     _refuse_odd_scalars(part, field, raw, "a number")
     if isinstance(raw, (int, float)):
         raw = repr(raw)
-    if not isinstance(raw, str) or len(raw) > 64:
+    if not isinstance(raw, str) or len(raw) > words.MAX_NUMBER_TEXT:
         raise FieldError(part.id, field.name, f"expected a number such as 5, 5% or 0.05; got {_clip(raw)!r}")
+    raw = words.plain_number_text(str(raw))  # `1.8\,\%`, `1.8 per cent`, `\text{Correct: ...}`
     single = _one_number(part, field, raw)
     if single is not None:
         return single

@@ -21,6 +21,7 @@ from ..errors import MathError
 from ..runtime.text import closest, counted
 from .functions import AppliedFunction
 from .limits import Limits
+from . import blocks, sums
 from .nodes import BIGO, FUNCTION, LIST, MATRIX, SCALAR, Node, shape_text
 from .symbols import GREEK_NAMES, SymbolTable, normalize_name
 
@@ -43,6 +44,9 @@ class BuildContext:
     limits: Limits
     free_name: str | None = None
     notes: list[str] = field(default_factory=list)
+    # The indices of the sums being read, innermost last: (name, lower limit, upper limit, where).
+    sums: list[tuple[str, Any, Any, int]] = field(default_factory=list)
+    components: dict[Any, Any] = field(default_factory=dict)  # x_1[k] -> the vector it is an entry of
     # The parser itself, for shorthands that are text in our language; passed in by
     # the parser so the builder never imports it (the parser imports the builder).
     parse: Any = None
@@ -273,6 +277,28 @@ class Builder:
         self._need_scalar(self._as_value(arg), "O(...)")
         return Node(arg.expr, BIGO, start, end)
 
+    # -- sums with limits --------------------------------------------------------
+    @staticmethod
+    def open_sum(token: Token) -> Token:
+        """The lexer read `\\sum_{j=1}^{n}`: its index is bound until the sum is built (see sums.py)."""
+        ctx = CURRENT.get()
+        index, lower, upper = sums.limits(token.value)
+        ctx.sums.append((index, sums.limit(lower, ctx.table, token.start_pos, token.end_pos),
+                         sums.limit(upper, ctx.table, token.start_pos, token.end_pos), token.start_pos))
+        return token
+
+    def bigsum(self, children: list) -> Node:
+        tok, summand = children
+        ctx = CURRENT.get()
+        index, lower, upper, _ = ctx.sums.pop()
+        summand = self._as_value(summand)
+        self._no_bigo(summand)
+        node = sums.total(summand, index, lower, upper, ctx.components, lambda a, b: self._inner_expr(a, b))
+        note = f"read the sum over {index} = {lower}, ..., {upper} as {'its value' if node.kind == SCALAR else 'a sum'}"
+        if note not in ctx.notes:
+            ctx.notes.append(note)
+        return self._bounded(Node(node.expr, node.kind, tok.start_pos, summand.end, node.shape))
+
     # -- operators ---------------------------------------------------------------
     def add(self, children: list) -> Node:
         a, op, b = children
@@ -455,6 +481,10 @@ class Builder:
     # -- helpers -----------------------------------------------------------------
     def _resolve(self, text: str, start: int, end: int) -> Node:
         ctx = CURRENT.get()
+        if ctx.sums:
+            found = sums.bound(text, ctx.sums, ctx.components, ctx.table, start, end)
+            if found is not None:
+                return found
         hit = ctx.table.resolve(text)
         if hit is not None:
             spec, note = hit
@@ -552,6 +582,9 @@ class Builder:
         if len(rows) * len(rows[0]) > ctx.limits.max_matrix_entries:
             raise MathError(f"this matrix is too large (at most {ctx.limits.max_matrix_entries} entries)",
                             start, end)
+        rows = [[self._as_value(item) for item in r] for r in rows]
+        if blocks.is_block(rows):
+            return blocks.build(rows, start, end, ctx.notes)
         entries = []
         for r in rows:
             out = []
@@ -635,7 +668,7 @@ class Builder:
             else:
                 message += f": {a.shape[1]} columns against {b.shape[0]} rows"
             raise MathError(message, b.start, b.end)
-        product = a.expr * b.expr
+        product = blocks.collapse(a.expr * b.expr)
         shape = (a.shape[0], b.shape[1])
         if shape == (1, 1):
             return Node(_entry(product), SCALAR, start, end)
@@ -683,7 +716,7 @@ class Builder:
         return Node(sympy.MatPow(base.expr, e), MATRIX, start, end, base.shape)
 
     def _inner_expr(self, a: Any, b: Any) -> Any:
-        return _entry(a.T * b)
+        return _entry(blocks.collapse(a.T * b))
 
     def _inner(self, a: Node, b: Node, start: int, end: int) -> Node:
         a, b = self._as_value(a), self._as_value(b)
@@ -761,6 +794,8 @@ def _entry(product: Any) -> Any:
     """The scalar in a 1×1 product, kept as `(x^T y)[0,0]` rather than expanded to a Sum."""
     if isinstance(product, sympy.MatrixBase):
         return product[0, 0]
+    if isinstance(product, sympy.MatAdd):  # x_1^T x_2 + p_1^T p_2, as a block product gives it
+        return sympy.Add(*[_entry(term) for term in product.args])
     return OneByOne(product, 0, 0)
 
 

@@ -10,7 +10,8 @@ application is compared as a whole), sizes are fixed small numbers.
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import sympy
@@ -24,16 +25,48 @@ TRIALS = 3
 _SIZE = 5  # of every dimension a part leaves symbolic (a family gets one more than its members)
 
 
-def _opaque(exprs: list[Any]) -> tuple[list[Any], list[Any]]:
-    """Each function application replaced by a symbol of its own (the same for equal applications)."""
+def _opaque(exprs: list[Any], defined: Mapping[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Each function application replaced by a symbol of its own (the same for equal applications),
+    except applications of the scalar functions the part defines (`defined`), which are worked out."""
     found: dict[Any, Any] = {}
     for expr in exprs:
         for node in sympy.preorder_traversal(expr):
             if isinstance(node, AppliedFunction) and node not in found:
                 found[node] = sympy.MatrixSymbol(f"_f{len(found)}", *node.shape)
-            elif isinstance(node, AppliedUndef) and node not in found:
+            elif isinstance(node, AppliedUndef) and node not in found and node.func.__name__ not in defined:
                 found[node] = sympy.Symbol(f"_f{len(found)}", real=True)
     return [e.xreplace(found) for e in exprs], list(found.values())
+
+
+_DEFINED: "weakref.WeakKeyDictionary[SymbolTable, dict]" = weakref.WeakKeyDictionary()
+
+
+def _defined(table: SymbolTable, reader: Callable[..., Any] | None) -> dict[str, tuple[Any, list[Any]]]:
+    """The part's scalar functions given by a formula (`K_Gauss(a, b) = exp(-|a - b|^2 / (2 sigma^2))`):
+    name -> (body, parameters), read once per table with `reader` (the parser)."""
+    if reader is None:
+        return {}
+    if table not in _DEFINED:
+        known = {}
+        for spec in table.specs.values():
+            if spec.kind == "function" and spec.define is not None and spec.result == "scalar":
+                params = SymbolTable.from_data(spec.params)
+                local = SymbolTable(list(table.without(spec.name).specs.values()) + list(params.specs.values()))
+                try:
+                    known[spec.name] = (reader(spec.define, local).expr, [params.specs[n].sympy for n in spec.params])
+                except Exception:  # noqa: BLE001 - an unreadable definition leaves the function opaque
+                    continue
+        _DEFINED[table] = known
+    return _DEFINED[table]
+
+
+def _with_functions(env: dict, dims: dict, defined: Mapping[str, tuple[Any, list[Any]]]) -> dict:
+    for name, (body, params) in defined.items():
+        def value(*args: Any, body: Any = body, params: list = params) -> Any:
+            return evaluate(body, {**env, **dict(zip(params, args))}, dims, NUMERIC)
+
+        env[("function", name)] = value
+    return env
 
 
 def _instance(exprs: list[Any], table: SymbolTable, rng: np.random.Generator) -> tuple[dict, dict]:
@@ -65,9 +98,11 @@ def _instance(exprs: list[Any], table: SymbolTable, rng: np.random.Generator) ->
     return env, dims
 
 
-def same_meaning(a: Any, b: Any, table: SymbolTable, *, rtol: float = 1e-8, seed: int = 0) -> bool | None:
+def same_meaning(a: Any, b: Any, table: SymbolTable, *, rtol: float = 1e-8, seed: int = 0,
+                 reader: Callable[..., Any] | None = None) -> bool | None:
     """True when `a` and `b` agree (to `rtol`: a member said to be close, `\\approx`, is compared to a
-    few digits), False when they differ somewhere, None when they cannot be worked out."""
+    few digits), False when they differ somewhere, None when they cannot be worked out. With `reader`
+    (the parser), the part's functions given by a formula are worked out rather than left opaque."""
     if a == b:
         return True
     if getattr(a, "shape", None) != getattr(b, "shape", None) or a.is_Matrix != b.is_Matrix:
@@ -78,10 +113,12 @@ def same_meaning(a: Any, b: Any, table: SymbolTable, *, rtol: float = 1e-8, seed
                 return True
         except (TypeError, ValueError):
             pass
-    (a, b), _ = _opaque([a, b])
+    defined = _defined(table, reader)
+    (a, b), _ = _opaque([a, b], defined)
     rng = np.random.default_rng(seed)
     for _ in range(TRIALS):
         env, dims = _instance([a, b], table, rng)
+        env = _with_functions(env, dims, defined)
         try:
             x = np.asarray(evaluate(a, env, dims, NUMERIC), dtype=float)
             y = np.asarray(evaluate(b, env, dims, NUMERIC), dtype=float)

@@ -34,6 +34,7 @@ class Backend:
     matrix: Callable[[list[list[Any]]], Any]
     matpow: Callable[[Any, int], Any]
     functions: Mapping[type, Callable[[Any], Any]]
+    blocks: Callable[[list[list[Any]]], Any] = np.block  # a block matrix from its evaluated blocks
 
 
 def _np_matpow(m: np.ndarray, k: int) -> np.ndarray:
@@ -62,6 +63,7 @@ EXACT = Backend(
     zeros=lambda r, c: sympy.ImmutableMatrix.zeros(r, c),
     matrix=lambda rows: sympy.ImmutableMatrix(rows),
     matpow=lambda m, k: m**k,
+    blocks=lambda rows: sympy.ImmutableMatrix(sympy.Matrix.vstack(*[sympy.Matrix.hstack(*row) for row in rows])),
     functions={
         sympy.exp: sympy.exp, sympy.log: sympy.log, sympy.sin: sympy.sin, sympy.cos: sympy.cos,
         sympy.Abs: sympy.Abs,
@@ -102,6 +104,8 @@ def evaluate(expr: Any, env: Mapping[Any, Any], dims: Mapping[Any, int], backend
             return backend.zeros(dim(e.shape[0]), dim(e.shape[1]))
         if isinstance(e, sympy.MatrixBase):
             return backend.matrix([[walk(e[i, j]) for j in range(e.cols)] for i in range(e.rows)])
+        if isinstance(e, sympy.BlockMatrix):
+            return backend.blocks([[walk(b) for b in row] for row in e.blocks.tolist()])
         if e.is_Number or isinstance(e, sympy.NumberSymbol):
             return backend.number(e)
         if isinstance(e, (sympy.Add, sympy.MatAdd)):

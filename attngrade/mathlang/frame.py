@@ -21,7 +21,11 @@ MAX_CONDITIONS = 4  # `, C \to \infty, \beta \gg 1`: each is taken off the end i
 
 # -- conditions after the answer -----------------------------------------------------------
 _WRAPPED = re.compile(r"\\(?:text|textrm|textit|textnormal|mathrm|mbox)\s*\{([^{}]*)\}")
-_SUBJECT = r"(?:\\[A-Za-z]+|[A-Za-z\u0391-\u03a9\u03b1-\u03c9])(?:_\{?\\?[A-Za-z0-9]{1,8}\}?)?"
+# `C`, `C_1`, `\\lambda`, and the decorated constants the reader takes as their letter (`\\hat{c}`, `C^*`)
+_SUBJECT = (r"(?:\\(?:hat|tilde|bar|widehat|widetilde|overline)\s*\{\s*[A-Za-z]\s*\}|\\[A-Za-z]+"
+            r"|[A-Za-z\u0391-\u03a9\u03b1-\u03c9])(?:_\{?\\?[A-Za-z0-9]{1,8}\}?)?"
+            r"(?:\^\s*(?:\*|\\ast|\\star|\{\s*(?:\*|\\ast|\\star|\\otimes|\\dagger)\s*\}))?")
+_POSITIVE = r"(?:\s*(?:>|\\gt|\\geq?|≥)\s*0)?"  # `C > 0 is large`: said of a constant that is large anyway
 _TO = r"(?:\\to|\\rightarrow|\\longrightarrow|->)"
 _LARGE = (r"(?:" + _TO + r"|\\uparrow)\s*\+?\s*\\infty|(?:\\gg|>>)\s*[01]"
           r"|(?i:(?:is\s+)?(?:a\s+)?(?:(?:very|sufficiently|arbitrarily|really)\s+)?(?:large|big|huge)"
@@ -34,11 +38,11 @@ _SMALL = (r"(?:" + _TO + r"|\\downarrow|\\searrow)\s*0\s*(?:\^\s*\{?\s*\+\s*\}?|
 _INTRO = r"(?:(?i:(?:where|for|with|as|when|if|and)\s+(?:(?:some|a|any|all)\s+)?)|(?:其中|这里)\s*)?"
 _CONDITION = re.compile(
     r"[,;，；]?\s*(?:\(\s*)?" + _INTRO +
-    r"(?:(?P<subject>" + _SUBJECT + r")\s*(?:(?P<large>" + _LARGE + r")|(?P<small>" + _SMALL + r"))"
+    r"(?:(?P<subject>" + _SUBJECT + r")" + _POSITIVE + r"\s*(?:(?P<large>" + _LARGE + r")|(?P<small>" + _SMALL + r"))"
     r"|(?i:(?:(?:very|sufficiently)\s+)?(?:(?P<large_first>large|big)|(?P<small_first>small|tiny))\s+"
     r"(?:constant\s+)?)(?P<named>" + _SUBJECT + r"))"
     r"\s*\)?\s*[.。]?")
-_SEPARATORS = re.compile(r"^(?:[\s,;~，；]|\\quad|\\qquad|\\[ ,;:!])+")
+_SEPARATORS = re.compile(r"^(?:[\s,;~，；$]|\\quad|\\qquad|\\[ ,;:!])+")
 
 
 def _depths(text: str) -> list[int]:
@@ -87,6 +91,12 @@ def _last_condition(text: str) -> tuple[int, re.Match] | None:
         if m and ("(" in words) == (")" in words):  # one bracket of a pair is no condition of its own
             return p, m
     return None
+
+
+def is_condition(text: str) -> bool:
+    """Whether `text` (words after an answer, `$` signs and all) is one condition on a constant."""
+    words = _words(text)
+    return len(words) <= CONDITION_TAIL and _CONDITION.fullmatch(words) is not None
 
 
 def take_conditions(out: Rewritten, original: str) -> None:

@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from . import frame
+from . import frame, frontend, prose
+from .macros import Definition
 from .rewrite import Rewritten, Rule, apply_edits, run_rules, start
 from .symbols import GREEK_NAMES
 
@@ -151,7 +152,8 @@ FRONT: list[Rule] = [
          lambda m: f"read {m.group(0)} as a power", hint=tuple(_SUPERSCRIPTS)),
     Rule("micro_sign", re.compile(r"\\micro(?![A-Za-z])"), lambda m: r"\mu",
          lambda m: r"read \micro as \mu", hint=("\\micro",)),
-    Rule("unicode_transpose", re.compile("ᵀ"), lambda m: "^T", lambda m: "read ᵀ as ^T (a transpose)", hint=("ᵀ",)),
+    # ^{T}, not ^T: in φ(q)ᵀφ(k) the T must not run into the name after it
+    Rule("unicode_transpose", re.compile("ᵀ"), lambda m: "^{T}", lambda m: "read ᵀ as ^T (a transpose)", hint=("ᵀ",)),
     Rule("sizing_macros", re.compile(_SIZED), lambda m: "" if m.group(1) == "." else m.group(1),
          hint=("\\left", "\\right", "\\big", "\\Big")),
     # `\\` (a matrix's row break) is matched first and kept, so `\\,` is never taken for `\,`
@@ -164,7 +166,8 @@ FRONT: list[Rule] = [
 _NAME = r"[A-Za-z][A-Za-z0-9]*"
 _GREEK = r"\\(?:alpha|beta|gamma|delta|epsilon|lambda|mu|sigma|tau|theta|omega)"
 _POWER = r"(?:\^\{[A-Za-z0-9 ]*\}|\^[A-Za-z0-9])?"  # a power; a subscripted name may be a vector
-_FACTOR = r"(?:\d+(?:\.\d+)?(?![\d.])|(?:" + _GREEK + r"(?![A-Za-z])|[A-Za-z]+(?![A-Za-z]))" + _POWER + r")"
+_FACTOR = (r"(?:\d+(?:\.\d+)?(?![\d.])|(?:" + _GREEK + r"(?![A-Za-z])|[A-Za-z]+(?![A-Za-z])|[\u0391-\u03a9\u03b1-\u03c9]"
+           r"(?![\u0391-\u03a9\u03b1-\u03c9]))" + _POWER + r")")
 _SIZE = r"[A-Za-z0-9]+(?:_\{?[A-Za-z0-9]+\}?)?"
 _TEXT = r"\\(?:text|textrm|textit|textsf|textnormal|mathrm|mathit|mathsf|mathtt|operatorname\*?|mathcal)"
 _OPEN_AFTER = r"(?=\s*(?:[(\[{]|\\\{))"
@@ -206,8 +209,9 @@ RULES: list[Rule] = [
     Rule("decorated_constant", re.compile(r"\\(?:hat|tilde|bar|widehat|widetilde|overline)\s*\{\s*([A-Za-z])\s*\}"),
          lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}",
          hint=("\\hat", "\\tilde", "\\bar", "\\wide", "\\overline")),
-    Rule("starred_constant", re.compile(r"(?<![A-Za-z\\])([A-Za-z])\^(?:\{\s*\*\s*\}|\*)"),
-         lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}", hint=("*",)),
+    Rule("starred_constant", re.compile(r"(?<![A-Za-z\\])([A-Za-z])\^(?:\{\s*(?:\*|\\ast|\\star|\\otimes)\s*\}|\*"
+                                        r"|\\ast(?![A-Za-z])|\\star(?![A-Za-z]))"),
+         lambda m: m.group(1), lambda m: f"read {m.group(0)} as {m.group(1)}", hint=("*", "\\ast", "\\star", "\\otimes")),
     Rule("python_spellings", re.compile(r"(?<=[A-Za-z0-9)\]}'])\s*@\s*(?=[A-Za-z0-9(\[\\])"), lambda m: " ",
          lambda m: "read @ as a matrix product", hint=("@",)),
     Rule("python_spellings", re.compile(r"(?<=[A-Za-z0-9)\]}])\.T(?![A-Za-z0-9_])"), lambda m: "^T",
@@ -231,7 +235,7 @@ RULES: list[Rule] = [
     Rule("shape_after_value", re.compile(r"\s*\\in\s*\\mathbb\s*\{\s*R\s*\}\s*\^\s*\{[^{}]*\}\s*$"), lambda m: "",
          hint=("\\in",)),
     # a/2\sigma^2 is a/(2 sigma^2): juxtaposition binds tighter than a slash, as in the homeworks
-    Rule("slash_binding", re.compile(r"/\s*(" + _FACTOR + r"(?:" + _FACTOR + r")+)(?![A-Za-z0-9_{(\\])"),
+    Rule("slash_binding", re.compile(r"/\s*(" + _FACTOR + r"(?:" + _FACTOR + r")+)(?![A-Za-z0-9_{(\\\u0391-\u03a9\u03b1-\u03c9])"),
          lambda m: f"/({m.group(1)})", lambda m: f"read /{m.group(1).strip()} as /({m.group(1).strip()})",
          hint=("/",)),
     # tight runs: u_bu_b (two subscripted names), x^Tx and u^\top v (a transpose, then a name)
@@ -246,22 +250,62 @@ RULES: list[Rule] = [
 
 
 def normalize(text: str, *, known: Callable[[str], bool] = lambda name: False,
-              names: tuple[str, ...] = ()) -> Rewritten:
+              names: tuple[str, ...] = (), definitions: tuple[Definition, ...] = (),
+              max_length: int = 8000) -> Rewritten:
     """The answer in `text` as the grammar reads it, with its frame set aside.
 
     `known` says whether a name is one the part declares (or a built-in function), so that
     `m(2T - 1) = ...` is a product and `f(x, y) = ...` a definition; `names` are the field's
-    own names (`encoder:` in front of an encoder's cost).
+    own names (`encoder:` in front of an encoder's cost); `definitions` are the macros the
+    student defined in the submission; `max_length` bounds what their expansion may grow to.
     """
     out = start(text)
+    frontend.prepare(out, definitions, max_length)
+    prose.take_growth_words(out, known)
+    prose.take_inline_math(out, known, frame.is_condition)
     run_rules(out, FRONT)
     frame.drop_final_period(out)
+    prose.take_leading_words(out, known, _SPELLED)
     frame.take_conditions(out, text)
+    prose.take_remark(out, known)
     frame.take_trailing_words(out, text, known, _SPELLED)
     frame.take_definitions(out, text, known, names)
+    _bare_labels(out, known)
+    _bracketed_prefix(out, known)
     run_rules(out, RULES)
     _bigo_brackets(out)
     return out
+
+
+# q_i^(pos): a label in brackets without braces, read as q_i^{(pos)} where the part declares that name
+_BARE_LABEL = re.compile(r"((?:\\)?[A-Za-z]+_\{?[A-Za-z0-9]{1,3}\}?)\^\(\s*([A-Za-z]{2,12})\s*\)")
+
+
+def _bare_labels(out: Rewritten, known: Callable[[str], bool]) -> None:
+    if "^(" not in out.text:
+        return
+    edits = [(m.start(), m.end(), f"{m.group(1)}^{{({m.group(2)})}}") for m in _BARE_LABEL.finditer(out.text)
+             if known(f"{m.group(1)}^{{({m.group(2)})}}")]
+    if edits:
+        apply_edits(out, edits)
+
+
+# V[\text{soft}]\text{argmax}_\beta: the optional part of a name in brackets, read as softargmax_beta
+_PREFIX = re.compile(r"\[\s*\\text\s*\{\s*([A-Za-z]{2,12})\s*\}\s*\]\s*\\(?:text|mathrm|operatorname)\s*\{\s*([A-Za-z]{2,20})\s*\}"
+                     r"(_(?:\\?[A-Za-z]+|\{\s*\\?[A-Za-z]+\s*\}))?")
+
+
+def _bracketed_prefix(out: Rewritten, known: Callable[[str], bool]) -> None:
+    if "]" not in out.text:
+        return
+    edits = []
+    for m in _PREFIX.finditer(out.text):
+        name = m.group(1) + m.group(2)
+        if known(name + (m.group(3) or "")):
+            edits.append((m.start(), m.end(), f"\\text{{{name}}}{m.group(3) or ''}"))
+            out.note(f"read {m.group(0)} as {name}")
+    if edits:
+        apply_edits(out, edits)
 
 
 def table_markdown() -> str:

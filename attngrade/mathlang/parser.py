@@ -23,6 +23,7 @@ from . import frame
 from .builder import BUILTIN_FUNCTIONS, CURRENT, BuildContext, Builder
 from .chain import same_meaning
 from .limits import DEFAULT_LIMITS, Limits
+from .macros import Definition
 from .nodes import BIGO, FUNCTION, LIST, SCALAR, Value
 from .normalize import normalize
 from .rewrite import Rewritten
@@ -48,7 +49,8 @@ def _cache_file() -> str | bool:
 
 
 def _parser() -> Lark:
-    options = dict(parser="lalr", lexer="contextual", transformer=_BUILDER, maybe_placeholders=False)
+    options = dict(parser="lalr", lexer="contextual", transformer=_BUILDER, maybe_placeholders=False,
+                   lexer_callbacks={"SUM": _BUILDER.open_sum})
     cache = _cache_file()
     if cache:
         try:
@@ -173,14 +175,17 @@ def _known(table: SymbolTable) -> Callable[[str], bool]:
     return known
 
 
-def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS, name: str | None = None) -> Value:
+def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS, name: str | None = None,
+          definitions: tuple[Definition, ...] = ()) -> Value:
     """Parse `text` with the names of `table` into a Value, or raise MathError.
 
-    `name` is the field's own name, which may stand in front of the answer (`encoder: O(M k^2)`)."""
+    `name` is the field's own name, which may stand in front of the answer (`encoder: O(M k^2)`);
+    `definitions` are the student's own macros (macros.py), expanded before anything is read."""
     if not isinstance(text, str):
         raise MathError(f"expected math text, got {type(text).__name__}", 0)
     _scan(text, limits)
-    rewritten = normalize(text, known=_known(table), names=(name,) if name else ())
+    rewritten = normalize(text, known=_known(table), names=(name,) if name else (), definitions=definitions,
+                          max_length=limits.max_length)
     members = rewritten.chain + rewritten.labels
     if len(members) >= limits.max_members:
         start, end, _ = sorted(members)[limits.max_members - 1]
@@ -193,6 +198,8 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS, nam
     node, ctx = _build(rewritten, table, limits)
     expr = node.expr
     small = _small_conditions(rewritten, ctx.free_name, ctx.notes)
+    if not small:
+        _only_divided(expr, ctx.free_name, rewritten)
     expr = expr.xreplace(small) if small else expr
     kind = node.kind if node.kind in (SCALAR, BIGO) else "matrix"
     orders = _check_chain(rewritten, (expr, kind), table, limits, small)
@@ -221,6 +228,23 @@ def _build(rewritten: Rewritten, table: SymbolTable, limits: Limits) -> tuple[An
     finally:
         CURRENT.reset(token)
     return node, ctx
+
+
+def _only_divided(expr: Any, free: str | None, rewritten: Rewritten) -> None:
+    """`\\alpha^{-1/4}(\\mu_a + \\mu_b)`: a constant of the student's own that appears only divided by
+    grows the answer only as it tends to 0. Which way it goes is the student's to say (`, \\alpha \\to 0`);
+    reading it as growing would be a guess, so the answer is left to course staff."""
+    if free is None or not isinstance(expr, sympy.Basic):
+        return
+    symbol = sympy.Symbol(free, positive=True)
+    if not expr.has(symbol):
+        return
+    powers = [p for p in expr.atoms(sympy.Pow) if p.base == symbol]
+    divided = {p: sympy.Dummy() for p in powers if p.exp.is_number and p.exp < 0}
+    if divided and not expr.xreplace(divided).has(symbol):
+        raise MathError(f"your constant {free} appears only in a denominator or with a negative power, so it makes "
+                        f"the answer large only as it tends to 0; say which way it goes (for example ', {free} \\to 0' "
+                        f"or ', {free} \\to \\infty')", 0, len(rewritten.original))
 
 
 def _small_conditions(rewritten: Rewritten, free: str | None, notes: list[str]) -> dict[Any, Any]:
@@ -255,10 +279,14 @@ def _check_chain(rewritten: Rewritten, answer: tuple[Any, str], table: SymbolTab
             if frame.is_name(member) and err.message.startswith("unknown symbol"):
                 rewritten.note(f"read '{member.strip()}' as a name for your answer")
                 continue
+            if member.lstrip().startswith("\\sum") and err.message.startswith("unknown symbol"):
+                # a step in the student's own notation (weights \alpha_{2j}): the answer is the last member
+                rewritten.note(f"read '{member.strip()}' as a step in your own notation (it is not compared)")
+                continue
             raise MathError(f"'{member.strip()}' in your chain of equalities cannot be read ({err.message}); "
                             "write only your answer", start, end) from None
         other = value.expr.xreplace(small) if small else value.expr
-        same = same_meaning(other, expr, table, rtol=1e-2 if rewritten.approximate else 1e-8)
+        same = same_meaning(other, expr, table, rtol=1e-2 if rewritten.approximate else 1e-8, reader=parse)
         if not same and {kind, value.kind} <= {SCALAR, BIGO} and BIGO in (kind, value.kind):
             orders.append(other)  # O(N^2 d + N^2) = O(N^2 d): the same order, which the bigO check decides
             continue

@@ -29,13 +29,18 @@ _GREEK = {
 }
 GREEK_NAMES = frozenset(_GREEK.values()) | {"varphi", "varepsilon", "Beta", "ell"}
 
+# Greek letters students use for the Latin letter of a vector (the keys k as kappa).
+_TRANSLITERATED = {"kappa": "k", "nu": "v", "upsilon": "u", "chi": "x"}
 _MEMBER = re.compile(r"^([^\W\d_]+)_([A-Za-z0-9]{1,3})$")
 _NAME = re.compile(r"^(\\?[^\W\d_]+)(?:_\{?(\\?[^\W_]+)\}?)?(?:\^\{\((\w+)\)\})?$")
+_LABEL_FIRST = re.compile(r"^(\\?[^\W\d_]+)(\^\{\(\w+\)\})(_\{?\\?[^\W_]+\}?)$")  # q^{(i)}_j is q_j^{(i)}
 
 
 def normalize_name(text: str) -> str:
-    """One spelling per name: `\\mu_{a}`, `mu_a`, `μ_a` all become `mu_a`."""
-    m = _NAME.match(text.strip())
+    """One spelling per name: `\\mu_{a}`, `mu_a`, `μ_a` all become `mu_a`; a label written before
+    the index (`q^{(pos)}_i`) is the label after it (`q_i^{(pos)}`)."""
+    text = _LABEL_FIRST.sub(lambda m: m.group(1) + m.group(3) + m.group(2), text.strip())
+    m = _NAME.match(text)
     if not m:
         return text.strip()
     base, sub, label = m.group(1), m.group(2), m.group(3)
@@ -178,9 +183,24 @@ class SymbolTable:
         word = normalize_name(text)
         hit = self._lookup.get(word)
         if hit is None:
-            return self._other_member(word)
+            return self._other_member(word) or self._respelled(word)
         name, note = hit
         return self.specs[name], note
+
+    def _respelled(self, word: str) -> tuple[SymbolSpec, str | None] | None:
+        """Two spellings the reader is sure of, each said in a note: a size in the other case (`m` where the
+        part says `M`, when no free constant could be meant and no `m` is declared), and the keys written with
+        the Greek letter of their Latin one (`\\kappa_a` for `k_a`, where no kappa is declared)."""
+        base, sep, sub = word.partition("_")
+        if len(base) == 1 and base.isascii() and base.isalpha() and not self.free_scalar:
+            spec = self.specs.get(base.swapcase() + sep + sub)
+            if spec is not None and spec.kind == "scalar" and spec.define is None:
+                return spec, f"read {word} as {spec.name} (the part's name for it)"
+        latin = _TRANSLITERATED.get(base)
+        hit = self._lookup.get(latin + sep + sub) if latin and sep else None
+        if hit is not None and self.specs[hit[0]].kind in ("vector", "matrix"):
+            return self.specs[hit[0]], f"read \\{base}{sep}{sub} as {hit[0]}"
+        return None
 
     def _other_member(self, word: str) -> tuple[SymbolSpec, str | None] | None:
         """k_c or k_i where the part names k_a, k_b of the keys k_1..k_n: one more member."""
