@@ -145,24 +145,23 @@ def grade_both(graded: Assignment, submission: Submission) -> tuple[Result, Resu
 @dataclasses.dataclass(frozen=True)
 class Files:
     """The submission's regular files in order (hidden files, links and macOS litter left out), as
-    far as `MAX_FILES` files and folders go; `cut`: where the look stopped, if it did."""
+    far as `MAX_FILES` files and folders go."""
 
     paths: tuple[Path, ...]
-    cut: str = ""
-    said: str = ""
+    shortfall: str = ""  # what was not seen (`walk.Budget.shortfall`), if anything
 
     @classmethod
     def of(cls, folder: Path) -> "Files":
         budget = Budget(MAX_FILES)
         found = sorted((path for path, _ in walk(folder, budget)), key=lambda p: p.relative_to(folder).parts)
-        return cls(tuple(found), budget.cut if budget.over else "", budget.said() if budget.over else "")
+        return cls(tuple(found), budget.shortfall())
 
     def note(self) -> str:
         """What a student reads when the look stopped short."""
-        if not self.cut:
+        if not self.shortfall:
             return ""
-        return (f"your submission was looked through only as far as {self.said} (it stopped at {self.cut}); "
-                "files beyond were not seen: upload your answers and the files the parts name, without the rest")
+        return (f"your submission was not looked through to the end: {self.shortfall}; files there were not "
+                "seen: upload your answers and the files the parts name, without the rest")
 
 
 def find_answers(folder: Path, files: Files | None = None) -> Path:
@@ -171,7 +170,7 @@ def find_answers(folder: Path, files: Files | None = None) -> Path:
         raise SubmissionError("no submission was found; upload your answers file and submit again")
     files = files if files is not None else Files.of(folder)
     candidates = [p for p in files.paths if is_answers_format(p)]
-    cut = f" ({files.note()})" if files.cut else ""
+    cut = f" ({files.note()})" if files.shortfall else ""
     if not candidates:
         raise SubmissionError(
             f"your submission has no answers file ({READ}): a YAML file with 'homework: <id>' and 'answers:', "
@@ -210,7 +209,7 @@ def misplaced_files(homework: Any, answers: Path, folder: Path, files: Files | N
             if elsewhere:
                 notes.append(_move_it(part.id, f.filename, _relative(elsewhere[0], folder), _relative(answers, folder),
                                       is_code(f.filename)))
-    return notes + ([files.note()] if files.cut else [])
+    return notes + ([files.note()] if files.shortfall else [])
 
 
 def _move_it(part: str, name: str, where: str, beside: str, code: bool) -> str:
@@ -250,8 +249,8 @@ def _listing(root: Path) -> str:
             lines.append(f"  {_relative(path, folder)} (could not look at it: {err.strerror})")
     if len(files.paths) > LISTED:
         lines.append(f"  and {len(files.paths) - LISTED} more")
-    if files.cut:
-        lines.append(f"  (looked through as far as {files.said}; stopped at {files.cut})")
+    if files.shortfall:
+        lines.append(f"  (not looked through to the end: {files.shortfall})")
     return "\n".join(lines) if len(lines) > 1 else f"{folder} is empty"
 
 

@@ -268,6 +268,9 @@ def _chosen(folder: Path) -> tuple[Path, tuple[str, ...]]:
     """The one answers file of a submission folder, with a note when its listing was cut short."""
     budget = Budget(MAX_FOLDER_ENTRIES)
     found = _answers_files(folder, budget)
+    if budget.closed:
+        raise SubmissionError("the grader may not open this folder; course staff can make it readable (chmod a+rx) "
+                              "and grade it again", path=str(folder))
     if len(found) > 1:
         found = [p for p in found if looks_like_answers(p)] or found
     cut = (f"this folder holds over {MAX_FOLDER_ENTRIES:,} files and folders; only the first "
@@ -300,9 +303,9 @@ def _folder_notes(folder: Path, file: Path) -> tuple[str, ...]:
     if nested:
         notes.append(f"{_some(nested, folder)}: answers inside this folder, not graded: a folder is one student's "
                      f"submission, graded from {file.name}; each student hands in a folder of their own")
-    if budget.over:
-        notes.append(f"this folder was looked through only as far as {budget.said()} (it stopped at {budget.cut}): "
-                     "answers files and code files beyond were not found; course staff can look at the rest")
+    if budget.short:
+        notes.append(f"this folder was not looked through to the end: {budget.shortfall()}; answers files and code "
+                     "files there were not found; course staff can look at the rest")
     return tuple(notes)
 
 
@@ -361,7 +364,7 @@ class _Finding:
     mixed: list[Path] | None
     budget: Budget = field(default_factory=lambda: Budget(MAX_FOUND_ENTRIES, FIND_SECONDS))
     unexamined: Path | None = None  # the first folder taken as a submission unlooked-at, the budget spent
-    unlisted: list[Path] = field(default_factory=list)  # class folders of more entries than were listed
+    unlisted: list[tuple[Path, bool]] = field(default_factory=list)  # class folders not listed whole (closed?)
 
     def pass_over(self, paths: Iterator[Path] | list[Path]) -> None:
         if self.passed_over is not None:
@@ -395,13 +398,18 @@ def discover(paths: list[Path], passed_over: list[Path] | None = None, depth: in
     """
     finding = _Finding(passed_over, nested, classes, outputs, mixed)
     yield from _discover(paths, depth, finding)
-    for folder in finding.unlisted:
-        log.warning("%s holds over %s files and folders: only the first %s (by the disk's order) were graded; "
-                    "split it into smaller class folders", folder, f"{MAX_FOUND_ENTRIES:,}", f"{MAX_FOUND_ENTRIES:,}")
+    for folder, closed in finding.unlisted:
+        if closed:
+            log.warning("%s: the grader may not open this folder, so nothing in it was graded; make it readable "
+                        "(chmod a+rx) and run again", folder)
+        else:
+            log.warning("%s holds over %s files and folders: only the first %s (by the disk's order) were graded; "
+                        "split it into smaller class folders", folder, f"{MAX_FOUND_ENTRIES:,}",
+                        f"{MAX_FOUND_ENTRIES:,}")
     if finding.unexamined is not None:
-        log.warning("finding the submissions stopped looking inside folders at %s, after %s: each folder from "
-                    "there on was taken as one submission; grade a large class folder by folder to have each "
-                    "looked through", finding.unexamined, finding.budget.said())
+        log.warning("finding the submissions stopped looking inside folders at %s (%s): each folder from there on "
+                    "was taken as one submission; grade a large class folder by folder to have each looked "
+                    "through", finding.unexamined, finding.budget.shortfall())
 
 
 def _discover(paths: list[Path], depth: int, finding: _Finding) -> Iterator[Path]:
@@ -455,8 +463,8 @@ def _class_listing(path: Path, finding: _Finding) -> list[Path]:
     cap = Budget(MAX_FOUND_ENTRIES)
     entries = [path / entry.name for entry in listing(path, cap)]
     finding.budget.take(cap.spent)
-    if cap.over:
-        finding.unlisted.append(path)
+    if cap.short:
+        finding.unlisted.append((path, bool(cap.closed)))
     return entries
 
 
@@ -527,8 +535,12 @@ def _has_answers_of_its_own(folder: Path) -> bool:
 
 
 def _a_runs_outputs(path: Path) -> bool:
-    """An OUT some grade run wrote into the class (`-o out` once, `-o out2` now): no student's folder."""
-    return (path / FOLDERS_FILE).is_file()
+    """An OUT some grade run wrote into the class (`-o out` once, `-o out2` now): no student's folder.
+    (A folder the grader may not open is none: loading it says so.)"""
+    try:
+        return stat.S_ISREG(os.stat(path / FOLDERS_FILE).st_mode)
+    except OSError:
+        return False
 
 
 def _without_the_way_to(out: Path, folder: Path, entries: list[Path], passed_over: list[Path] | None) -> list[Path]:
@@ -600,9 +612,9 @@ def code_folder(folder: Path | None, name: str | None, raw: Any = None) -> Path 
     budget = Budget(MAX_SUBMISSION_ENTRIES)
     found = code_files(folder, name, budget)
     if not found:
-        if budget.over:
-            raise SubmissionError(f"{name} was not found as far as your folder was looked through ({budget.said()}; "
-                                  f"it stopped at {budget.cut}); put it in src/ or next to your answers file and "
+        if budget.short:
+            raise SubmissionError(f"{name} was not found, and your folder was not looked through to the end: "
+                                  f"{budget.shortfall()}; put {name} in src/ or next to your answers file and "
                                   "submit again")
         return folder
     if len(found) > 1:

@@ -3,8 +3,8 @@
 Finding a class's submissions, a code file a part names, or answers nested in a student's folder
 all list folders a student made, which may hold anything: a dataset of 100,000 files, a
 `node_modules`, a thousand copies of old attempts. Each search is given a `Budget`; what it did
-not get to is known (`Budget.cut`), so the caller can say it rather than take "not there" for an
-answer.
+not get to is known (`Budget.shortfall`), so the caller can say it rather than take "not there"
+for an answer.
 """
 
 from __future__ import annotations
@@ -42,11 +42,17 @@ class Budget:
     started: float = field(default_factory=time.monotonic)
     cut: str = ""  # where the search stopped, when it did (a path, relative to where it began)
     why: str = ""  # ENTRIES, SECONDS or DEPTH: what stopped it
+    closed: str = ""  # the first folder the grader may not open (the search goes on past it)
 
     @property
     def over(self) -> bool:
         """Whether the search was stopped (its budget spent, or too deep)."""
         return bool(self.why)
+
+    @property
+    def short(self) -> bool:
+        """Whether the search saw less than there is: stopped, or kept out of a folder."""
+        return bool(self.why or self.closed)
 
     def take(self, count: int = 1) -> bool:
         """Count `count` entries looked at; False once the budget is spent (then it stays spent)."""
@@ -74,21 +80,29 @@ class Budget:
     def spend(self, part: "Budget") -> None:
         self.take(part.spent)
 
-    def said(self) -> str:
-        """How far the search went, for a message: 'the first 20,000 files and folders'."""
+    def shortfall(self) -> str:
+        """What the search did not see, for a message ('only the first 20,000 files and folders were
+        looked at (it stopped at data/)'); empty when it saw everything."""
+        said = []
         if self.why == SECONDS:
-            return f"what could be looked at in {self.seconds:g} s ({self.spent:,} files and folders)"
-        if self.why == DEPTH:
-            return f"{MAX_WALK_DEPTH} folders deep"
-        return f"the first {self.entries:,} files and folders"
+            said.append(f"only what could be looked at in {self.seconds:g} s was ({self.spent:,} files and "
+                        f"folders; it stopped at {self.cut})")
+        elif self.why == DEPTH:
+            said.append(f"it was looked through {MAX_WALK_DEPTH} folders deep, not below {self.cut}")
+        elif self.why:
+            said.append(f"only the first {self.entries:,} files and folders were looked at (it stopped at {self.cut})")
+        if self.closed:
+            said.append(f"the grader may not open {self.closed}")
+        return "; ".join(said)
 
 
 ENTRIES, SECONDS, DEPTH = "entries", "seconds", "depth"
 
 
 def listing(folder: Path, budget: Budget, top: Path | None = None) -> list[os.DirEntry]:
-    """`folder`'s entries sorted by name, each counted against `budget`; fewer when it runs out
-    (then `budget.cut` names the folder, relative to `top`)."""
+    """`folder`'s entries sorted by name, each counted against `budget`; fewer when it runs out, or
+    none when the grader may not open it (then `budget.cut`, or `budget.closed`, names the folder,
+    relative to `top`)."""
     entries = []
     try:  # scandir: an entry's type comes with its name, not from a stat of its own
         with os.scandir(folder) as listed:
@@ -97,8 +111,10 @@ def listing(folder: Path, budget: Budget, top: Path | None = None) -> list[os.Di
                     budget.stop(_relative(folder, top))
                     break
                 entries.append(entry)
+    except PermissionError:  # what it holds is unknown, not absent: said
+        budget.closed = budget.closed or _relative(folder, top)
     except OSError:
-        return sorted(entries, key=lambda entry: entry.name)
+        pass  # gone, or no folder: nothing in it
     return sorted(entries, key=lambda entry: entry.name)
 
 
@@ -144,11 +160,11 @@ def find_code(folder: Path, name: str) -> list[Path]:
     """The places to read the code file `name` from: every regular file so named under `folder`,
     where courses put code first (`CODE_PLACES`), then the rest shallowest first; a folder of 5,000
     data files beside src/ still finds src/dataset.py. When the search was cut short before any was
-    found (`MAX_SUBMISSION_ENTRIES` entries, `MAX_WALK_DEPTH` levels), the place it would be read
-    from, `folder/name`: reading it then says how far the search went, never "no answer given"."""
+    found (`MAX_SUBMISSION_ENTRIES` entries, `MAX_WALK_DEPTH` levels, a folder the grader may not
+    open), the place it would be read from, `folder/name`: reading it then says how far the search went, never "no answer given"."""
     budget = Budget(MAX_SUBMISSION_ENTRIES)
     found = code_files(folder, name, budget)
-    return found or ([folder / name] if budget.over else [])
+    return found or ([folder / name] if budget.short else [])
 
 
 def code_files(folder: Path, name: str, budget: Budget) -> list[Path]:

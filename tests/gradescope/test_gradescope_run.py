@@ -148,8 +148,8 @@ def test_a_submission_of_many_files_is_looked_through_within_bounds_and_says_so(
     assert run_gradescope(root) == 0
     data = gradescope.results(root)
     assert data["score"] == 5  # the answers were found and graded
-    assert (f"your submission was looked through only as far as the first {gs_run.MAX_FILES:,} files and folders"
-            in visible_text(data))
+    assert (f"your submission was not looked through to the end: only the first {gs_run.MAX_FILES:,} files and "
+            "folders were looked at (it stopped at data)" in visible_text(data))
 
 
 @pytest.mark.parametrize("metadata, student", [

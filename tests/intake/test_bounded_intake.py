@@ -144,8 +144,9 @@ def test_a_search_cut_short_is_said_by_the_field_never_no_answer_given(tmp_path,
     (folder / "deep" / "code" / "dataset.py").write_text("x = 1\n")
     # The plan counts a code field as answered when find_code names a place: reading it says why.
     assert find_code(folder, "dataset.py") == [folder / "dataset.py"]
-    with pytest.raises(SubmissionError, match=r"^dataset.py was not found as far as your folder was looked through "
-                                              r"\(the first 100 files and folders; it stopped at \.\); put it in src/"):
+    with pytest.raises(SubmissionError, match=r"^dataset.py was not found, and your folder was not looked through to "
+                                              r"the end: only the first 100 files and folders were looked at \(it "
+                                              r"stopped at \.\); put dataset.py in src/"):
         code_folder(folder, "dataset.py")
     assert find_code(folder, "absent.py") == [folder / "absent.py"]
     monkeypatch.undo()
@@ -208,14 +209,21 @@ def test_a_file_the_grader_may_not_open_is_that_fields_problem_not_attngrade_fai
         dev = _student(cls / "ann", ANONYMOUS + "  2d:\n    accuracy: 1.8%\n") / "vanilla.nopretrain.dev.predictions"
         dev.write_text("Paris\n")
         _student(cls / "bob")
-        for path in (cls, cls / "ann", cls / "bob", cls / "bob" / "answers.yaml"):
+        code = _student(cls / "cy") / "src"  # a folder it may not open: what it holds is unknown, not missing
+        code.mkdir()
+        shutil.copy(CODE / "ada" / "src" / "dataset.py", code / "dataset.py")
+        _student(cls / "dee")
+        for path in [cls, *cls.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
         dev.chmod(0)
         (cls / "bob" / "answers.yaml").chmod(0)
+        code.chmod(0)
+        (cls / "dee").chmod(0)
         out = base / "out"
         ran = _as_a_user([sys.executable, "-m", "attngrade", "run", str(cls), "-o", str(out), "--solutions",
                           str(ROOT / "solutions"), "--workers", "0"], base)
         assert "attngrade failed" not in ran.stdout + ran.stderr, ran.stderr
+        assert (out / "results.json").is_file(), ran.stdout + ran.stderr
         results = {r["student"]: r for r in json.loads((out / "results.json").read_text(encoding="utf-8"))}
         part = {p["id"]: p for p in results["ann"]["parts"]}["2d"]
         assert part["status"] == "invalid", part
@@ -224,6 +232,12 @@ def test_a_file_the_grader_may_not_open_is_that_fields_problem_not_attngrade_fai
         assert results["bob"]["error"].endswith("bob/answers.yaml: cannot be read: the grader has no permission to "
                                                 "open it; course staff can make it readable (chmod a+r) and grade "
                                                 "it again")
+        code_part = {p["id"]: p for p in results["cy"]["parts"]}["2e"]
+        assert code_part["status"] == "invalid", code_part
+        assert ("2e, field code: dataset.py was not found, and your folder was not looked through to the end: the "
+                "grader may not open src; put dataset.py in src/") in "\n".join(code_part["feedback"])
+        assert results["dee"]["error"].endswith("dee: the grader may not open this folder; course staff can make it "
+                                                "readable (chmod a+rx) and grade it again")
     finally:
         for path in base.rglob("*"):
             if not path.is_symlink():
@@ -297,9 +311,10 @@ def test_a_deep_or_wide_folder_is_looked_through_within_bounds_and_said(tmp_path
     for i in range(80):
         (amy / f"data-{i:02d}.txt").write_text("x")
     notes = load_submission(amy).notes
-    assert ("this folder was looked through only as far as the first 50 files and folders (it stopped at .): "
-            "answers files and code files beyond were not found; course staff can look at the rest") in notes
+    assert ("this folder was not looked through to the end: only the first 50 files and folders were looked at (it "
+            "stopped at .); answers files and code files there were not found; course staff can look at the rest") \
+        in notes
     bob = _student(tmp_path / "bob")
     (bob / "a" / "b" / "c" / "d" / "e" / "f" / "g").mkdir(parents=True)
     notes = load_submission(bob).notes
-    assert any("looked through only as far as 6 folders deep (it stopped at a/b/c/d/e/f/g)" in n for n in notes)
+    assert any("it was looked through 6 folders deep, not below a/b/c/d/e/f/g;" in n for n in notes), notes
