@@ -77,6 +77,7 @@ def test_a_rubric_item_applied_to_a_group_then_repriced_changes_every_member(bro
     assert scores == ["1.25", "1.25", "1.25"]
     after = next(g for g in server.part("1a")["groups"] if g["id"] == shared["id"])
     assert [m["score"] for m in after["members"]] == [1.25, 1.25, 1.25]
+    page.locator("h1").scroll_into_view_if_needed()
     shot = tmp_path / "review.png"
     page.screenshot(path=str(shot), full_page=False)
     assert shot.stat().st_size > 20_000

@@ -297,11 +297,11 @@
         const parsed = new DOMParser().parseFromString(p.statement_html, "text/html");
         statement.append(...Array.from(parsed.body.childNodes).map((n) => document.importNode(n, true)));
       }
-      column.replaceChildren(el("h1", {text: p.homework + " · part " + p.part}), statement,
+      column.replaceChildren(...[el("h1", {text: p.homework + " · part " + p.part}), statement,
         el("p", {class: "progress", id: "progress"}),
         view.query ? el("p", {class: "note"}, "Groups with an answer or a student matching “" + view.query + "”. ",
           el("a", {href: "#", id: "all-groups", text: "all groups"})) : null,
-        ...view.order.map((id, i) => renderGroup(view.groups.get(id), i)));
+        ...view.order.map((id, i) => renderGroup(view.groups.get(id), i))].filter(Boolean));
       const all = document.getElementById("all-groups");
       if (all) all.addEventListener("click", (e) => { e.preventDefault(); view.query = ""; load(); });
       if (!view.order.length) column.append(el("p", {text: "No group here."}));
