@@ -30,7 +30,7 @@ def looks_like_answers(path: Path) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _sniff(path: str, inode: int, mtime_ns: int, size: int) -> bool:  # noqa: ARG001 - inode, mtime and size key the cache
+def _sniff(path: str, inode: int, mtime_ns: int, size: int) -> bool:  # noqa: ARG001 - the last three key the cache
     suffix = Path(path).suffix.lower()
     try:
         data = read_bounded(path, MAX_BYTES.get(suffix, MAX_YAML_BYTES))

@@ -45,7 +45,8 @@ from .formats import (
 )
 from .look import MAX_YAML_BYTES
 from .look import looks_like_answers as looks_like_answers
-from .walk import MAX_SUBMISSION_ENTRIES, NESTED_SECONDS, Budget, code_files, listing, nested_answers
+from .walk import (MAX_SUBMISSION_ENTRIES, NESTED_SECONDS, SKIPPED_FOLDERS, Budget, code_files, listing,
+                   nested_answers)
 from .walk import find_code as find_code
 
 log = logging.getLogger(__name__)
@@ -214,8 +215,8 @@ def _read_answers(file: Path, default_student: str, homework: str | None, bank: 
         raise SubmissionError("'answers' must be a mapping from part id to answer", path=str(file))
     student, said = _student_id(data.get("student"), default_student)
     notes = tuple(f"unknown top-level key '{k}' was ignored" for k in unknown) + said
-    return Submission(student=student, homework=named.strip(), answers={safe_text(k, 200): v for k, v in answers.items()},
-                      path=file, notes=notes)
+    answers = {safe_text(k, 200): v for k, v in answers.items()}
+    return Submission(student=student, homework=named.strip(), answers=answers, path=file, notes=notes)
 
 
 def _student_id(claim: Any, default: str) -> tuple[str, tuple[str, ...]]:
@@ -338,10 +339,7 @@ def _own_answers(entries: list[Path]) -> list[Path]:
 
 
 def _subfolders(entries: list[Path]) -> list[Path]:
-    return [p for p in entries if p.name not in _SKIPPED and p.is_dir() and not p.is_symlink()]
-
-
-_SKIPPED = ("__pycache__", "node_modules", "__MACOSX")
+    return [p for p in entries if p.name not in SKIPPED_FOLDERS and p.is_dir() and not p.is_symlink()]
 
 
 # -- finding a class's submissions ------------------------------------------------------------------

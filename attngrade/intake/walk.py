@@ -161,7 +161,8 @@ def find_code(folder: Path, name: str) -> list[Path]:
     where courses put code first (`CODE_PLACES`), then the rest shallowest first; a folder of 5,000
     data files beside src/ still finds src/dataset.py. When the search was cut short before any was
     found (`MAX_SUBMISSION_ENTRIES` entries, `MAX_WALK_DEPTH` levels, a folder the grader may not
-    open), the place it would be read from, `folder/name`: reading it then says how far the search went, never "no answer given"."""
+    open), the place it would be read from, `folder/name`: reading it then says how far the search
+    went, never "no answer given"."""
     budget = Budget(MAX_SUBMISSION_ENTRIES)
     found = code_files(folder, name, budget)
     return found or ([folder / name] if budget.short else [])
