@@ -1,4 +1,4 @@
-"""Issue 4: a whole class of hostile submissions is graded, safely, in bounded time and memory.
+"""A whole class of hostile submissions is graded, safely, in bounded time and memory.
 
 `tests/data/hostile-class/` holds one file or folder per defect. The test copies it to a
 temporary folder, adds what git should not hold (symbolic links, named pipes, sparse
@@ -9,7 +9,10 @@ temporary folder, adds what git should not hold (symbolic links, named pipes, sp
 - every bad input gets an `invalid` or `incorrect` verdict, or an error row when the
   whole file is unreadable, with a message that names the problem,
 - nothing a student wrote was run, nothing outside the output folder was written, and
-  no linked file (/etc/passwd, the gold file) leaked into any output.
+  no linked file (/etc/passwd, the gold file, the reference solution) leaked into any output,
+- finding and reading the class is bounded: a flood of backticks, sparse 3 GiB code files, hard
+  links, folders nested in a student's folder, thousands of files before src/ and a file the
+  grader cannot read each cost a moment and a message, never the run.
 
 The second half checks the time and memory limits of checks themselves: a check that
 hangs (even one that ignores SIGALRM) is stopped in its worker process, also when the
