@@ -57,6 +57,9 @@ def test_keyboard_grading_takes_two_presses_per_group_and_no_mouse(browser, serv
     for group in server.part("1c.ii")["groups"]:
         assert group["graded"] and group["items"] == [first["id"]]
         assert all(m["score"] == first["points"] for m in group["members"])
+    page.click("#next-link")  # the next ungraded group of any part: 1c.ii is done, 1a is not
+    page.wait_for_selector(f'#part[data-part="1a"] section.group.current', timeout=WAIT)
+    assert page.url.startswith(f"{server.base}/part/{HW}/1a#g")
     assert problems == []
 
 
