@@ -296,6 +296,7 @@ class Api:
 
     def threshold(self, call: Call) -> Answer:
         part = self.part_of(call)
+        self._same_grouping(part, call.body)
         value = inputs.number(call.body, "value")
         if not 0.0 < value <= 1.0:
             raise BadInput("the threshold is a number above 0 and at most 1")

@@ -193,7 +193,10 @@ def test_split_and_merge_carry_the_grouping_they_saw(server):
     assert status == 200
     merged = [g for g in server.part("1a")["groups"] if g["placed"]]
     assert merged and sorted(m["student"] for m in merged[0]["members"]) == ["s00", "s01", "s02"]
-    assert server.api(f"/api/parts/{HW}/1a/threshold", {"value": 2})[0] == 400
+    now = server.part("1a")["version"]
+    assert server.api(f"/api/parts/{HW}/1a/threshold", {"value": 2, "version": now})[0] == 400
+    assert server.api(f"/api/parts/{HW}/1a/threshold", {"value": 0.9, "version": data["version"]})[0] == 409
+    assert server.api(f"/api/parts/{HW}/1a/threshold", {"value": 0.9, "version": now})[0] == 200
     log = json.dumps(server.api("/api/audit")[1])
     assert "alone:student:s01" not in log  # a split's label is keyed, never the id
 

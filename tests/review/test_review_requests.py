@@ -86,3 +86,28 @@ def test_a_yaml_list_of_requests_is_taken_in_too(graded_out, tmp_path):
     not_yaml.write_text("requests: [\n", encoding="utf-8")
     code, _, err = quiet("review", str(out), "--requests", str(not_yaml))
     assert code == 2 and "not valid YAML" in err
+
+
+def test_a_request_is_answered_on_its_part_queue_in_the_browser(browser, graded_out, tmp_path):
+    _, out = graded_out
+    given = tmp_path / "requests.csv"
+    given.write_text("student,part,message\ns05,1a,\"Please look again:\nI named both keys.\"\n", encoding="utf-8")
+    assert quiet("review", str(out), "--requests", str(given))[0] == 0
+    with serving(out) as server:
+        page = browser.new_context().new_page()
+        page.goto(server.urls["bob"])
+        page.wait_for_selector("table.parts tbody tr", timeout=30_000)
+        page.click(f'a[href="/requests/{HW}/1a"]')
+        request = page.locator("section.request")
+        request.wait_for(timeout=30_000)
+        assert "I named both keys." in request.locator("blockquote.message").inner_text()
+        assert "q lines up" in request.locator("pre.answer").inner_text()
+        request.locator("button.item").first.click()
+        request.locator("textarea.reply").fill("Right: the first item was missing.\nFixed.")
+        request.locator("button.save").click()
+        page.wait_for_selector("#status:text-is('saved')", timeout=30_000)
+        asked = server.api(f"/api/parts/{HW}/1a/requests")[1]
+    first = asked["rubric"][0]
+    done = asked["requests"][0]
+    assert done["by"] == "bob" and done["reply"] == "Right: the first item was missing.\nFixed."
+    assert done["grade"]["items"] == [first["id"]] and done["grade"]["staff"] == first["points"]

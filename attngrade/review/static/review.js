@@ -723,7 +723,7 @@
         const threshold = el("input", {id: "threshold", type: "number", min: "0.5", max: "1", step: "0.01", value: Number(p.threshold).toFixed(2)});
         const regroup = el("button", {type: "button", id: "regroup", text: "regroup"});
         regroup.addEventListener("click", () => enqueue(async () => {
-          const r = await api(base + "/threshold", {value: Number(threshold.value)});
+          const r = await api(base + "/threshold", {value: Number(threshold.value), version: view.version});
           if (!r.ok) say(r.data.error, true);
           await load();
         }));
