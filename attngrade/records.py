@@ -26,6 +26,8 @@ class Status(str, Enum):
     INVALID = "invalid"  # the answer could not be read or checked at all
     MISSING = "missing"  # no answer
     PENDING = "pending"  # points wait for course staff
+    # Some fields were read and graded; the points of the fields the machine could not read wait for staff.
+    PARTLY_PENDING = "partly pending"
     UNCHECKED = "unchecked"  # a self-check: read, never compared with a key
     ERROR = "error"  # attngrade itself failed: course staff's problem, never the student's
 

@@ -19,6 +19,8 @@ from .plan import PartReading, Plan, SubmissionReading
 from .tasks import TaskKey
 
 UNREAD = "could not read this answer, so course staff will grade it; what the reader found:"
+PARTLY = ("partly pending: the fields that could be read were graded; the points of those that could not wait "
+          "for course staff, and what the reader found is said below")
 UNCHECKED = Outcome(0.0, ("read; compared with the key when your course staff grades it",), unchecked=True)
 
 
@@ -47,7 +49,7 @@ def _shared(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], given: As
     # Keyed by id(): the PartReading is alive in the plan for as long as the memo is.
     found = memo.get(id(reading))
     if found is None:
-        found = verdict(reading, outcomes, given.self_check)
+        found = verdict(reading, outcomes, given.self_check, given.unreadable == Unreadable.PENDING)
         if found.status == Status.INVALID and given.unreadable == Unreadable.PENDING:
             found = for_staff(found)
         memo[id(reading)] = found
@@ -62,7 +64,11 @@ def for_staff(unread: Verdict) -> Verdict:
     return replace(unread, feedback=feedback, points=points)
 
 
-def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool) -> Verdict:
+def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_check: bool,
+            unread_waits: bool = True) -> Verdict:
+    """The Verdict of one part. A field that could not be read costs only the checks that read it: with
+    `unread_waits` (an unreadable answer waits for staff) their points wait and the fields that were read
+    are graded (the part is partly pending); without, the part is invalid, as a self-check shows it."""
     if reading.verdict is not None:
         return reading.verdict
     part = reading.part
@@ -77,7 +83,11 @@ def verdict(reading: PartReading, outcomes: Mapping[TaskKey, Outcome], self_chec
             ledger.add(spec, UNCHECKED)
         elif step.task is not None:
             ledger.add(spec, outcomes[step.task])
-    feedback = [*reading.feedback, *(render(line) for line in ledger.feedback)]
-    return Verdict(part.id, round(ledger.earned, 6), part.points, ledger.status(reading.unreadable, self_check),
+        elif reading.unreadable and not step.blank and unread_waits:
+            ledger.wait(spec)
+    status = ledger.status(reading.unreadable, self_check)
+    partly = [PARTLY] if status == Status.PARTLY_PENDING else []
+    feedback = [*partly, *reading.feedback, *(render(line) for line in ledger.feedback)]
+    return Verdict(part.id, round(ledger.earned, 6), part.points, status,
                    tuple(dict.fromkeys(feedback)), shown=reading.shown, answers=reading.answers,
                    evidence=ledger.evidence, readings=reading.readings, points=ledger.points())

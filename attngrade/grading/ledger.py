@@ -27,6 +27,8 @@ class Ledger:
     unanswered: bool = False
     invalid: bool = False
     failed: bool = False
+    unread: float = 0.0  # machine points of checks that could not run: a field they read was not readable
+    checked: bool = False  # some machine check ran on fields that were read
     feedback: list = field(default_factory=list)
     evidence: dict = field(default_factory=dict)
 
@@ -37,7 +39,15 @@ class Ledger:
         else:
             self.machine_max += spec.points
 
+    def wait(self, spec: CheckSpec) -> None:
+        """A check that could not run because a field it reads was not readable: its points wait for staff."""
+        self.unread += spec.points
+        self.pending_points += spec.points
+        if spec.check != "manual":
+            self.undecided += spec.points
+
     def add(self, spec: CheckSpec, outcome: Outcome) -> None:
+        self.checked |= spec.check != "manual" and not (outcome.invalid or outcome.failed)
         self.earned += outcome.earned
         self.feedback.extend(outcome.feedback)
         for name, item in outcome.evidence.items():
@@ -61,6 +71,8 @@ class Ledger:
     def status(self, unreadable: bool, self_check: bool) -> Status:
         if self.failed and not (unreadable or self.invalid):
             return Status.ERROR
+        if unreadable and self.unread and self.checked and not self.invalid:
+            return Status.PARTLY_PENDING  # the fields read were graded; the others' points wait
         machine_max, is_pending, unchecked = self.machine_max, self.is_pending, self.unchecked
         if not self_check or not unchecked:
             # Points a check could not settle (e.g. test gold absent) are for a person.

@@ -8,7 +8,7 @@ import json
 import unicodedata
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..records import Homework, Result, Verdict
+from ..records import Homework, Result, Status, Verdict
 from ..runtime.outfiles import FOLDERS_FILE as FOLDERS_FILE
 from ..runtime.text import printable
 
@@ -62,8 +62,11 @@ def grades_csv(results: list[Result], homeworks: dict[str, Homework],
 
 
 def _score_cell(v: Verdict) -> str:
-    """A part's score; blank while all of its points wait for course staff (pending is not 0)."""
-    return "" if v.is_pending else _number(v.score)
+    """A part's score; blank while all of its points wait for course staff (pending is not 0), and said
+    to be partly pending where the points of a field the machine could not read still wait."""
+    if v.is_pending:
+        return ""
+    return f"{_number(v.score)} (partly pending)" if v.status == Status.PARTLY_PENDING else _number(v.score)
 
 
 def _number(x: float) -> str:
