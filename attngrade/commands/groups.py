@@ -38,7 +38,8 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(found, ensure_ascii=False, indent=1))
         return EXIT_OK
     for key, groups in found.items():
-        print(printable(f"{key}: {counted(len(groups), 'group')} of {counted(sum(g['size'] for g in groups), 'answer')}"))
+        answers = counted(sum(g["size"] for g in groups), "answer")
+        print(printable(f"{key}: {counted(len(groups), 'group')} of {answers}"))
         for g in groups:
             first = " ".join(g["answer"].split())
             state = f"graded {g['points']:g}" if g["graded"] and g["points"] is not None else \

@@ -18,8 +18,10 @@ from ..errors import ConfigError
 from ..reports.mathml import statement_html
 from ..staff import Change, Conflict
 from ..staff import claims as handed
+from ..staff import graders as roster
 from ..staff import requests as regrades
 from ..staff import transcripts
+from ..staff.grades import ITEM_TEXT
 from . import classroom, grouping, inputs
 from .classroom import Classroom, Part
 from .inputs import BadInput
@@ -74,14 +76,14 @@ class Api:
         found = classroom.state(self.room, fresh)
         now = next((u for u in fresh.units if u.key == unit.key or u.fp == unit.fp), None)
         group = fresh.group_of(now) if now is not None else None
-        return Answer(status, {**extra, "group": classroom.group_json(self.room, found, group, names) if group else None,
-                               "progress": classroom.progress(found), "version": fresh.version})
+        shown = classroom.group_json(self.room, found, group, names) if group else None
+        return Answer(status, {**extra, "group": shown, "progress": classroom.progress(found), "version": fresh.version})
 
     # ------------------------------------------------------------ reading
 
     def me(self, call: Call) -> Answer:
         with self.room.open() as conn:
-            active = [g.name for g in staff.graders.graders(conn) if g.revoked is None]
+            active = [g.name for g in roster.graders(conn) if g.revoked is None]
         return ok({"grader": call.grader, "anonymous": self.room.anonymous(), "graders": active})
 
     def parts(self, call: Call) -> Answer:
@@ -261,7 +263,7 @@ class Api:
         if body.get("points") is not None or "id" not in item:
             item["points"] = inputs.number(body, "points")
         if body.get("text") is not None or "id" not in item:
-            item["text"] = inputs.text(body, "text", staff.grades.ITEM_TEXT, required=True)
+            item["text"] = inputs.text(body, "text", ITEM_TEXT, required=True)
         made = self.room.write(lambda conn: staff.edit_item(conn, part.where, item, call.grader))
         return ok({"item": made.to_json() if made else None})
 

@@ -82,7 +82,8 @@ def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str 
     # What the machine said: replaced by staff's lines in a decided part, and kept as `overruled`.
     feedback = [line for line in list(part.get("overruled") or ()) + said if not line.startswith(MARK)]
     pending = float(part.get("pending_points") or 0.0)
-    status, score, top = str(part.get("status", "")), float(part.get("score") or 0.0), float(part.get("max_score") or 0.0)
+    status, score = str(part.get("status", "")), float(part.get("score") or 0.0)
+    top = float(part.get("max_score") or 0.0)
     kind = "staff"
     if decided:
         cap = 0.0  # its machine values are in the store's snapshot, recorded before the grades were applied

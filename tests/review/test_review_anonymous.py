@@ -60,7 +60,8 @@ def test_graded_anonymously_no_id_leaves_the_server_and_only_the_command_line_li
         exported = tmp_path / "decisions.yaml"
         with contextlib.redirect_stdout(io.StringIO()):
             assert cli(["review", str(out), "--export", str(exported)]) == 0
-        assert IDS.findall(exported.read_text(encoding="utf-8")) == [] and "anon-" in exported.read_text(encoding="utf-8")
+        written = exported.read_text(encoding="utf-8")
+        assert IDS.findall(written) == [] and "anon-" in written
         # no page can lift it: the instructor's command line does, and the running app follows at once
         lifted = subprocess.run([sys.executable, "-m", "attngrade", "review", str(out), "--no-anonymous", "--export",
                                  str(tmp_path / "again.yaml")], capture_output=True, text=True, timeout=120, cwd=ROOT)

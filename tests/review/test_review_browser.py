@@ -178,10 +178,12 @@ def answers_300() -> list[str]:
     """Three hundred answers to 1c.ii: a few dozen things said, each in several wordings."""
     says = ["c leans to v_a when ||k_a|| > 1 and to v_b when it is below 1", "c is always the average of v_a and v_b",
             "the output flips between v_a and v_b from sample to sample", "c equals v_a because k_a is longer",
-            "the weights stay at one half each whatever the norm", "c is a random mix that depends on the length of k_a",
+            "the weights stay at one half each whatever the norm",
+            "c is a random mix that depends on the length of k_a",
             "c ignores v_b entirely", "the softmax saturates on whichever key is longer in that sample",
             "c moves toward v_b when k_a shrinks", "nothing changes since keys are orthonormal"]
-    frames = ["{}.", "I think {}.", "{} in every sample.", "Because of the variance, {}.", "So {}.", "{}, as alpha is small."]
+    frames = ["{}.", "I think {}.", "{} in every sample.", "Because of the variance, {}.", "So {}.",
+              "{}, as alpha is small."]
     extras = ["", " The mean is unchanged.", " This is due to the sampling noise.", " See part (i).", " It varies."]
     made = []
     for i in range(300):
@@ -234,8 +236,8 @@ def test_three_graders_at_once_grade_every_answer_once_and_see_each_others_grade
         assert len(final["groups"]) >= 30  # enough groups for three graders to meet
         assert len(set(handed)) == len(final["groups"]) and len(set(handed.values())) == 3
         log = server.api("/api/audit?limit=10000")[1]
-        graded_rows = [e for e in log if e["part"] == "1c.ii" and e["action"] in ("add", "remove", "set_items", "confirm",
-                                                                                  "unconfirm")]
+        grading = ("add", "remove", "set_items", "confirm", "unconfirm")
+        graded_rows = [e for e in log if e["part"] == "1c.ii" and e["action"] in grading]
         keys = [e["target"] for e in graded_rows]
         units = {u["id"] for g in final["groups"] for u in g["units"]}
         assert len(keys) == len(set(keys)) == len(units)  # each answer graded once: no one's grade replaced

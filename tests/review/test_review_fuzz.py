@@ -36,7 +36,8 @@ def bodies(part: dict) -> list[bytes]:
     unit = group["units"][0]["id"]
     near = {"units": [unit], "expected": {unit: 0}, "op": "adjust"}
     deep = b"[" * 5000 + b"]" * 5000
-    made = [b"", b"null", b"[]", b'"text"', b"42", b"{", b"{\"a\": }", b"\xff\xfe\x00", "{\"text\": \"é\"}".encode("latin-1"),
+    made = [b"", b"null", b"[]", b'"text"', b"42", b"{", b"{\"a\": }", b"\xff\xfe\x00",
+            "{\"text\": \"é\"}".encode("latin-1"),
             b'{"value": NaN}', b'{"value": Infinity}', b'{"value": -Infinity}', b'{"value": 1e999}',
             b'{"value": ' + b"9" * 5000 + b"}", b'{"units": "' + b"\\ud800" + b'"}', deep,
             b'{"a": ' * 30 + b"1" + b"}" * 30, b'{"x": "' + b"y" * (300 * 1024) + b'"}']
@@ -83,7 +84,8 @@ def test_no_request_gets_a_500_and_every_route_answers_afterwards(server):
         for query in odd:
             status, text = send(server, "GET", route + query)
             assert status < 500, (route, query, text[:300])
-    for path in ["/api/parts/%ED%A0%80/1a", "/part/%ff/%fe", "/api/parts/" + "x" * 3000 + "/1a", "/static/..%2f..%2fetc",
+    for path in ["/api/parts/%ED%A0%80/1a", "/part/%ff/%fe", "/api/parts/" + "x" * 3000 + "/1a",
+                 "/static/..%2f..%2fetc",
                  "/api/parts/nohw/nopart", f"/api/parts/{HW}/1a/requests/extra", "/api/requests/abc/reply",
                  "/api/requests/99999999999999999999/reply", "/%7f%00"]:
         for method in ("GET", "POST"):
