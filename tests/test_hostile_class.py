@@ -239,6 +239,8 @@ def test_every_submission_has_a_row_a_result_and_a_report(hostile):
 # One entry per defect. ("error", substrings): the whole file gets an error row whose
 # message holds every substring. {part: (statuses, substrings)}: the part's verdict.
 INVALID = {"invalid"}
+# A part some of whose fields could not be read and the rest were graded: their points wait for staff.
+PARTLY = {"partly pending"}
 LINK = (INVALID, ["field dev: vanilla.nopretrain.dev.predictions is a link; submit the file itself"])
 EXPECT: dict[str, object] = {
     "binary-garbage": ("error", ["is not UTF-8 text", "save the file as UTF-8"]),
@@ -263,16 +265,16 @@ EXPECT: dict[str, object] = {
         "1e.i": (INVALID, ["1e.i, field c2:", "1e.i, field possible: expected yes or no"]),
         "1e.ii": (INVALID, ["1e.ii, field V:", "1e.ii, field K: unexpected character '$'",
                             "1e.ii, field Q: unexpected character '`'"]),
-        "2d": (INVALID, ["2d, field accuracy: expected a number such as 5, 5% or 0.05",
-                         "2d, field london: expected a number",
-                         "2d, field dev: needs the file __import__", "submit a folder"]),
+        "2d": (PARTLY, ["2d, field accuracy: expected a number such as 5, 5% or 0.05",
+                        "2d, field london: expected a number",
+                        "2d, field dev: needs the file __import__", "submit a folder"]),
         "2f": (INVALID, ["2f, field accuracy: expected a number",
                          "2f, field dev: needs the file ../../../../../../etc/passwd"]),
     },
     "eval-injection-choice": {
         "1a": (INVALID, ["1a, field axis: expected one of: keys, queries"]),
         "1b": (INVALID, ["1b, field weights: expected one of: identity, uniform, random"]),
-        "1c": (INVALID, ["1c, field block:"]),
+        "1c": (INVALID, ["M: no 2×2 block was found"]),
         "1d": (INVALID, ["1d, field required: expected yes or no"]),
     },
     "exponent-tower": {
@@ -311,12 +313,12 @@ EXPECT: dict[str, object] = {
         "2g.i": (INVALID, ["2g.i, field accuracy: expected a number such as 5, 5% or 0.05; got 'nan'"]),
     },
     "file-name-traversal": {
-        "2d": (INVALID, ["2d, field dev: '../honest-student/", "2d, field test: '/etc/passwd'",
-                         "is not a plain file name in your folder"]),
+        "2d": (PARTLY, ["2d, field dev: '../honest-student/", "2d, field test: '/etc/passwd'",
+                        "is not a plain file name in your folder"]),
         "2e": (INVALID, ["2e, field code: '../../../../../../proc/self/environ' is not a plain file name"]),
-        "2f": (INVALID, ["2f, field dev: '.hidden-predictions' is not a plain file name",
-                         "2f, field test:"]),
-        "2g.i": (INVALID, ["2g.i, field dev:", "2g.i, field test:", "is not a plain file name"]),
+        "2f": (PARTLY, ["2f, field dev: '.hidden-predictions' is not a plain file name",
+                        "2f, field test:"]),
+        "2g.i": (PARTLY, ["2g.i, field dev:", "2g.i, field test:", "is not a plain file name"]),
     },
     "symlink-to-etc-passwd": {"2d": LINK},
     "symlink-to-gold": {"2d": LINK},
@@ -403,7 +405,8 @@ def test_each_defect_gets_its_verdict_and_message(hostile, name):
         # points all wait for staff is blank there (pending is not 0), others show two decimals
         cell = row[f"{result['homework']}:{pid}"]
         waiting = verdict["score"] == 0 and verdict["pending_points"] and verdict["pending_points"] >= verdict["max_score"] - 1e-9
-        assert cell == ("" if waiting else f"{round(verdict['score'], 2):g}")
+        shown = f"{round(verdict['score'], 2):g}" + (" (partly pending)" if verdict["status"] == "partly pending" else "")
+        assert cell == ("" if waiting else shown)
     if name not in GOOD | SOUND | {"softmax-overflow", "student-name-injection"}:
         # every other part that was answered is invalid or incorrect (text parts wait for a person)
         for pid, verdict in parts.items():
