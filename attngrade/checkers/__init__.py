@@ -13,6 +13,7 @@ from . import (
     attention_qkv,
     attention_query,
     bigo,
+    checkpoint,
     choice,
     dimensions,
     equivalent,
@@ -45,6 +46,10 @@ REGISTRY: dict[str, Check] = {
               partial=True),
         # a prediction file's accuracy recomputed against gold, with the reported numbers
         Check("accuracy_file", accuracy.check, params=accuracy.PARAMS, prepare=accuracy.prepare),
+        # the model checkpoint behind a dev prediction file, loaded (weights only) and decoded again in the
+        # sandbox: does it give the file's answers?
+        Check("checkpoint", checkpoint.check, params=checkpoint.PARAMS, prepare=checkpoint.prepare,
+              runs_code=True),
         # M with p_{t+1} = M p_t for a sinusoidal encoding: block-diagonal, each 2×2 block advancing
         # its pair (sin ω_k t, cos ω_k t) by one step for every t (or a single such block)
         Check("shift_block", rotation.check, prepare=rotation.prepare, params=rotation.PARAMS),

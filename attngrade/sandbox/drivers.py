@@ -15,6 +15,12 @@ Jobs:
   as built, and with the parameters of every module of the checked class re-drawn (a
   model that holds one but never calls it gives the same logits twice).
 
+- `checkpoint`: load a model checkpoint with `torch.load(weights_only=True)` (tensors and plain
+  containers only: a pickled object is refused, never built) into attngrade's own copy of the
+  course's GPT (vanilla or synthesizer attention, as its parameter names say; never the student's
+  code), then decode the job's dev questions greedily as the handout's evaluation does; returns each
+  answer, and how far the prediction file's answer is from the model's own choice where they differ.
+
 - `notebook`: load the code a notebook's kept cells hold (`attngrade.checkers.notebook_cells`
   cut it into chunks, one per top-level statement) as a module, chunk by chunk, so that one
   that raises (an import the sandbox lacks) costs only what needs it; then call the named
@@ -28,10 +34,14 @@ failure costs the properties that need it and is reported as the student's.
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import random
+import re
 import sys
+import time
 import types
+import zipfile
 from collections import deque
 from pathlib import Path
 from typing import Any, Mapping
@@ -48,6 +58,8 @@ def run(job: Mapping[str, Any]) -> Any:
         return module(job)
     if kind == "notebook":
         return notebook(job)
+    if kind == "checkpoint":
+        return checkpoint(job)
     raise ValueError(f"unknown job kind {kind!r}")
 
 
@@ -409,3 +421,259 @@ def _gram(value: Any) -> dict[str, Any]:
         info["gram"] = (rows @ rows.T).reshape(-1).tolist()
     return info
 
+
+
+# -- a checkpoint of the course's GPT ---------------------------------------------------------
+MASK_CHAR = "\u2047"  # the handout's mask character: it ends a question and its answer
+STEPS = 32  # characters the handout's evaluation generates after a question's mask character
+MAX_UNPACKED = 256 * 1024**2  # bytes a checkpoint's zip entries may unpack to (an entry may be compressed)
+MAX_VALUES_HELD = 64 * 1024**2  # values of the checkpoint's tensors, or of the model built for it
+MAX_LISTED = 20  # names sent back of the tensors that are missing, unexpected or of another shape
+LARGEST = {"n_layer": 64, "n_embd": 4096, "block_size": 4096}  # past these it is not the course's model
+_BLOCKS = re.compile(r"blocks\.([0-9]{1,6})\.")  # anchored, no repetition of a group: linear
+
+
+class Unusable(Exception):
+    """A checkpoint that cannot be the course's model: `kind` names the reason for the grader's wording,
+    `detail` carries what the file said (names, shapes, a count)."""
+
+    def __init__(self, kind: str, detail: Any = None) -> None:
+        super().__init__(kind)
+        self.kind, self.detail = kind, detail
+
+
+def checkpoint(job: Mapping[str, Any]) -> dict[str, Any]:
+    """Load the job's checkpoint into attngrade's GPT and decode its rows, until the job's budget is spent."""
+    import torch
+
+    started = (time.process_time(), time.monotonic())
+    try:
+        state = _state_dict(job["file"])
+        config = _gpt_config(state, job)
+        model = _reference_gpt(config)
+        _load_weights(model, state)
+    except Unusable as err:
+        return {"unusable": {"kind": err.kind, "detail": err.detail}}
+    except BaseException as err:  # noqa: BLE001 - torch's loader on a hostile file, whatever it raises
+        return {"unusable": {"kind": "unreadable", "detail": error_text(err)}}
+    out: dict[str, Any] = {"config": config, "values": sum(int(t.numel()) for t in state.values()), "rows": [],
+                           "load_seconds": round(time.process_time() - started[0], 3)}
+    itos = [str(c) for c in job["itos"]]
+    stoi = {c: i for i, c in enumerate(itos)}
+    with torch.no_grad():
+        for row in job["rows"]:
+            if (time.process_time() - started[0] > float(job["budget"])
+                    or time.monotonic() - started[1] > float(job["wall"])):
+                out["stopped"] = True
+                break
+            try:
+                out["rows"].append(_decode_row(model, row, stoi, itos, config["block_size"]))
+            except BaseException as err:  # noqa: BLE001 - the checkpoint's numbers may break the forward pass
+                out["rows"].append({"row": row["row"], "error": error_text(err)})
+    out["seconds"] = round(time.process_time() - started[0], 3)
+    return out
+
+
+def _state_dict(path: str) -> dict[str, Any]:
+    """The checkpoint's name -> tensor mapping, loaded with weights_only: only tensors and plain containers
+    are built, so a pickled callable (a `__reduce__` payload) is refused before anything runs."""
+    import torch
+
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > MAX_UNPACKED:
+            raise Unusable("unpacks", unpacked)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - whatever the file makes torch's loader raise
+        raise Unusable(*_load_failure(err)) from None
+    if not isinstance(state, Mapping) or not state:
+        raise Unusable("not_state_dict", type(state).__name__[:100])
+    if all(isinstance(k, str) and k.startswith("module.") for k in state):  # saved through nn.DataParallel
+        state = {k[len("module."):]: v for k, v in state.items()}
+    odd = [str(k)[:200] for k, v in state.items() if not isinstance(k, str) or not isinstance(v, torch.Tensor)]
+    if odd:
+        raise Unusable("not_state_dict", odd[:MAX_LISTED])
+    total = sum(int(v.numel()) for v in state.values())
+    if total > MAX_VALUES_HELD:
+        raise Unusable("too_large", total)
+    return dict(state)
+
+
+def _load_failure(err: BaseException) -> tuple[str, str]:
+    """Why torch's loader refused the file: `refused` (weights_only met something that is not a tensor or a
+    plain container; its own words follow its marker) or `unreadable` (not a checkpoint torch can read)."""
+    text = str(err)
+    marker = "WeightsUnpickler error:"
+    if marker in text:
+        lines = [line.strip() for line in text.split(marker, 1)[1].splitlines() if line.strip()]
+        first = lines[0].split(". ", 1)[0] if lines else ""  # (torch's advice to allow the global stays out)
+        return "refused", first[:300]
+    return "unreadable", error_text(err)
+
+
+def _gpt_config(state: Mapping[str, Any], job: Mapping[str, Any]) -> dict[str, Any]:
+    """The GPT the tensors' names and shapes describe: vanilla or synthesizer attention, its layers, width,
+    block size and vocabulary. Vanilla attention's head count is not in its shapes: the job gives it."""
+
+    def shape(name: str, dims: int) -> list[int]:
+        value = state.get(name)
+        if value is None:
+            raise Unusable("not_gpt", {"missing": [name]})
+        if value.dim() != dims:
+            raise Unusable("not_gpt", {"shapes": [[name, list(value.shape)]]})
+        return [int(n) for n in value.shape]
+
+    vocab, width = shape("tok_emb.weight", 2)
+    block = shape("pos_emb", 3)[1]
+    layers = {int(m.group(1)) for name in state if (m := _BLOCKS.match(name))}
+    config = {"vocab_size": vocab, "n_embd": width, "block_size": block, "n_layer": max(layers, default=-1) + 1,
+              "synthesizer": "blocks.0.attn.w1.weight" in state}
+    too_large = {name: config[name] for name, most in LARGEST.items() if config[name] > most}
+    if too_large:
+        raise Unusable("too_large", too_large)
+    if config["n_layer"] == 0:
+        raise Unusable("not_gpt", {"missing": ["blocks.0.ln1.weight"]})
+    if vocab != len(job["itos"]):
+        raise Unusable("vocabulary", vocab)
+    if config["synthesizer"]:
+        head = shape("blocks.0.attn.w2", 2)[0]
+        if not head or width % head:
+            raise Unusable("not_gpt", {"shapes": [["blocks.0.attn.w2", [head, block - 1]]]})
+        config["n_head"] = width // head
+    else:
+        config["n_head"] = int(job["n_head"])
+        if width % config["n_head"]:
+            raise Unusable("heads", {"n_embd": width, "n_head": config["n_head"]})
+    per_layer = 12 * width * width + block * block + 16 * width
+    if config["n_layer"] * per_layer + 2 * vocab * width + block * width > MAX_VALUES_HELD:
+        raise Unusable("too_large", config)
+    return config
+
+
+def _reference_gpt(config: Mapping[str, Any]) -> Any:
+    """attngrade's copy of the course's GPT (the handout's model.py and attention.py, its names and its
+    computation; dropout left out, as evaluation runs in eval mode), never the student's code."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    d, h, block, synthesizer = config["n_embd"], config["n_head"], config["block_size"], config["synthesizer"]
+
+    class Attention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            if synthesizer:
+                self.w1 = nn.Linear(d, d)
+                self.w2 = nn.Parameter(torch.zeros(d // h, block - 1))
+                self.b2 = nn.Parameter(torch.zeros(block - 1))
+            else:
+                self.key, self.query = nn.Linear(d, d), nn.Linear(d, d)
+            self.value, self.proj = nn.Linear(d, d), nn.Linear(d, d)
+            self.register_buffer("mask", torch.tril(torch.ones(block, block)).view(1, 1, block, block))
+
+        def forward(self, x: Any) -> Any:
+            b, t, c = x.size()
+
+            def heads(y: Any) -> Any:
+                return y.view(b, t, h, c // h).transpose(1, 2)
+
+            if synthesizer:
+                scores = F.relu(heads(self.w1(x))) @ self.w2[:, :t] + self.b2[:t]
+            else:
+                k, q = heads(self.key(x)), heads(self.query(x))
+                scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            weights = F.softmax(scores.masked_fill(self.mask[:, :, :t, :t] == 0, -1e10), dim=-1)
+            return self.proj((weights @ heads(self.value(x))).transpose(1, 2).contiguous().view(b, t, c))
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln1, self.ln2, self.attn = nn.LayerNorm(d), nn.LayerNorm(d), Attention()
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d), nn.Dropout(0.0))
+
+        def forward(self, x: Any) -> Any:
+            x = x + self.attn(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tok_emb = nn.Embedding(config["vocab_size"], d)
+            self.pos_emb = nn.Parameter(torch.zeros(1, block, d))
+            self.blocks = nn.Sequential(*[Block() for _ in range(config["n_layer"])])
+            self.ln_f = nn.LayerNorm(d)
+            self.head = nn.Linear(d, config["vocab_size"], bias=False)
+
+        def forward(self, idx: Any) -> Any:
+            x = self.tok_emb(idx) + self.pos_emb[:, :idx.size(1), :]
+            return self.head(self.ln_f(self.blocks(x)))
+
+    return GPT().eval()  # safe: torch's Module.eval (inference mode), not Python's eval
+
+
+def _load_weights(model: Any, state: Mapping[str, Any]) -> None:
+    """The checkpoint's tensors copied into the model, once every name and shape is the model's own. The
+    causal masks may be absent (a buffer saved or not); present, they are loaded, as the handout's
+    `load_state_dict` loads them."""
+    expected = model.state_dict()
+    missing = [n for n in expected if n not in state and not n.endswith(".attn.mask")]
+    unexpected = [n[:200] for n in state if n not in expected]
+    shapes = [[n, list(state[n].shape), list(t.shape)] for n, t in expected.items()
+              if n in state and tuple(state[n].shape) != tuple(t.shape)]
+    if missing or unexpected or shapes:
+        raise Unusable("not_gpt", {"missing": missing[:MAX_LISTED], "unexpected": unexpected[:MAX_LISTED],
+                                   "shapes": shapes[:MAX_LISTED],
+                                   "counts": [len(missing), len(unexpected), len(shapes)]})
+    model.load_state_dict(state, strict=False)
+
+
+def _decode_row(model: Any, row: Mapping[str, Any], stoi: Mapping[str, int], itos: list[str],
+                block: int) -> dict[str, Any]:
+    """One dev question answered as the handout's evaluation answers it; where the prediction file's line is
+    another answer, how far it is from the model's own choices (the largest logit gap over its characters)."""
+    query = str(row["query"]) + MASK_CHAR
+    if any(c not in stoi for c in query):
+        return {"row": row["row"], "error": "a character of the question is not in the vocabulary"}
+    ids = [stoi[c] for c in query]
+    found: dict[str, Any] = {"row": row["row"],
+                             "answer": "".join(itos[i] for i in _greedy(model, ids, block, stoi[MASK_CHAR]))}
+    line = row.get("line")
+    if isinstance(line, str) and line != found["answer"]:
+        found["gap"] = _gap(model, ids, line, stoi, block)
+    return found
+
+
+def _greedy(model: Any, ids: list[int], block: int, mask: int) -> list[int]:
+    """The handout's `sample(model, x, 32, sample=False)`, cut at the first mask character it generates
+    (its evaluation keeps only what comes before it: greedy, so nothing after changes what came before)."""
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.tensor([ids], dtype=torch.long)
+    answer: list[int] = []
+    for _ in range(STEPS):
+        logits = model(x[:, -block:])[:, -1, :]
+        _, ix = torch.topk(F.softmax(logits, dim=-1), k=1, dim=-1)
+        if int(ix) == mask:
+            break
+        answer.append(int(ix))
+        x = torch.cat((x, ix), dim=1)
+    return answer
+
+
+def _gap(model: Any, ids: list[int], line: str, stoi: Mapping[str, int], block: int) -> float | None:
+    """How far the line's characters (and the mask character after them) fall below the model's best logit,
+    at worst, fed to it one after another; None when greedy decoding could never give the line."""
+    import torch
+
+    if len(line) > STEPS or MASK_CHAR in line or any(c not in stoi for c in line):
+        return None
+    seq = ids + [stoi[c] for c in line] + ([stoi[MASK_CHAR]] if len(line) < STEPS else [])
+    if len(seq) - 1 > block:
+        return None
+    logits = model(torch.tensor([seq[:-1]], dtype=torch.long))[0, len(ids) - 1:]
+    targets = torch.tensor(seq[len(ids):], dtype=torch.long)
+    gaps = logits.max(dim=-1).values - logits.gather(1, targets[:, None])[:, 0]
+    return float(gaps.max())
