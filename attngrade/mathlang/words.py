@@ -64,14 +64,22 @@ def _negated(words: list[str], at: int, end: int | None = None) -> bool:
     """The phrase at `at` is denied in its clause: after a negation (`not the queries`, `rather than X`),
     or (given where it `end`s, for an option's phrase) followed by one (`queries is wrong`). `not only X`
     asserts X."""
-    window: list[str] = []
-    for w in reversed(words[max(0, at - 3):at]):
+    clause: list[str] = []
+    for w in reversed(words[max(0, at - 8):at]):
         if w in (STOP, "but"):
             break
-        window.insert(0, w)
+        clause.insert(0, w)
+    pairs = list(zip(clause, clause[1:]))
+    rather = sum(pair in (("rather", "than"), ("instead", "of")) for pair in pairs)
+    if sum(w in _NEGATORS for w in clause) + rather > 1 and clause[-2:] != ["not", "only"]:
+        raise Unclear("it denies twice")  # "not ... not possible", "neither X nor Y": not sure which way
+    window = clause[-3:]
     if window[-2:] == ["not", "only"]:
         return False
-    if bool(_NEGATORS & set(window)) or window[-2:] in (["rather", "than"], ["instead", "of"]):
+    denied = [i for i, w in enumerate(clause) if w in _NEGATORS]
+    if denied and any(w in ("or", "and") for w in clause[denied[-1] + 1:]):
+        raise Unclear("which words its 'not' denies is not clear")  # "not X or Y", "it is not X and Y"
+    if bool(_NEGATORS & set(window)) or rather:
         return True
     if end is None:
         return False
@@ -83,14 +91,19 @@ def _negated(words: list[str], at: int, end: int | None = None) -> bool:
     return bool(_DENIED_AFTER & set(after))
 
 
-def _hits(words: list[str], options: Mapping[str, Sequence[str]]) -> list[tuple[int, int, str]]:
+def _hits(words: list[str], options: Mapping[str, Sequence[str]], names: bool = True) -> list[tuple[int, int, str]]:
+    """Where each option's phrases (its name too, with `names`) stand in `words`: (start, end, option)."""
     found = []
     for option, synonyms in options.items():
-        for phrase in {str(option), *map(str, synonyms)}:
+        for phrase in {*([str(option)] if names else []), *map(str, synonyms)}:
             p = tokens(phrase)
-            if not p or STOP in p or (len(p) == 1 and len(p[0]) == 1):
-                continue  # a single letter or digit ("I", "0") names an option only as the whole answer
-            found += [(i, i + len(p), option) for i in range(len(words) - len(p) + 1) if words[i:i + len(p)] == p]
+            if not p or STOP in p:
+                continue
+            single = len(p) == 1 and len(p[0]) == 1
+            # a single letter or digit ("I", "0") names an option only where it ends a clause or a member of a
+            # list ("uniform or I", "I and uniform"); elsewhere it is a word of the sentence ("I think ...")
+            found += [(i, i + len(p), option) for i in range(len(words) - len(p) + 1) if words[i:i + len(p)] == p
+                      and (not single or i + 1 == len(words) or words[i + 1] in (STOP, "and", "or", "nor", "but"))]
     # a phrase inside a longer one of another option does not count: "encoder" in "encoder decoder"
     return [h for h in found if not any(o[2] != h[2] and o[0] <= h[0] and h[1] <= o[1] and o[1] - o[0] > h[1] - h[0]
                                         for o in found)]
@@ -118,6 +131,8 @@ def choose(text: str, options: Mapping[str, Sequence[str]]) -> str | None:
     for start, end, option in sorted(_hits(words, options)):
         (negated if _negated(words, start, end) else named).append(option)
     named = list(dict.fromkeys(named))
+    if (named or negated) and _HEDGES & set(words):
+        raise Unclear("it hedges (" + ", ".join(sorted(_HEDGES & set(words))) + ")")
     both = [option for option in named if option in negated]
     if both:
         raise Unclear(f"it says {both[0]} and denies it")
@@ -139,6 +154,7 @@ _YES = {"yes", "yeah", "yep", "yup", "true", "correct", "possible", "feasible", 
         "necessary", "necessarily", "needed", "valid", "beneficial", "able"}
 _NO = {"no", "nope", "false", "incorrect", "wrong", "impossible", "infeasible", "useless", "unhelpful",
        "pointless", "unnecessary", "unneeded", "optional", "invalid", "unable"}
+_ANSWER_WORDS = {"yes", "yeah", "yep", "yup", "no", "nope"}
 _HEDGES = {"maybe", "perhaps", "depends", "sometimes", "partially", "partly", "possibly", "unsure", "unless",
            "otherwise"}
 # Words that judge a statement: said of someone or something else ("the second student is wrong"),
@@ -158,17 +174,27 @@ def _cues(words: list[str], taken: set[int] = frozenset()) -> list[int]:
     for i, w in enumerate(words):
         if i in taken or (w not in _YES and w not in _NO):
             continue
-        if w == "no" and i > 0 and words[i - 1] != STOP:
+        if w == "no" and not _answer_word(words, i):
             continue
         if w in _VERDICTS and _of_a_referent(words, i):
             raise Unclear(f"it says someone or something is {w}, and this part does not say what that means")
         sign = 1 if w in _YES else -1
-        if w != "no" and _negated(words, i):
+        if _negated(words, i):
+            if w in _ANSWER_WORDS:
+                raise Unclear(f"it denies its own answer ('{w}')")  # "not no", "not yes"
             sign = -sign
         cues.append(sign)
     if not cues and not taken and _MODAL.fullmatch(" ".join(words)):
         cues.append(-1 if "not" in words else 1)
     return cues
+
+
+def _answer_word(words: list[str], at: int) -> bool:
+    """`no` answers at the start or end of a clause or after a conjunction (`yes or no`, `the answer is no`);
+    before a noun it negates (`it has no labels`)."""
+    before = words[at - 1] if at > 0 else STOP
+    after = words[at + 1] if at + 1 < len(words) else STOP
+    return before in (STOP, "or", "and", "but", "then", "so", "is", "answer") or after == STOP
 
 
 def _of_a_referent(words: list[str], at: int) -> bool:
@@ -184,9 +210,12 @@ def _phrases(words: list[str], options: Mapping[str, Sequence[str]]) -> tuple[li
     """Cues from a part's own phrases for yes and no (options `yes:` and `no:` of a bool field), and the
     word positions they take."""
     cues, taken = [], set()
-    for start, end, option in _hits(words, {k: v for k, v in options.items() if k in ("yes", "no")}):
+    # only the phrases: the bare answer words are read (with their own rules) by _cues
+    for start, end, option in _hits(words, {k: v for k, v in options.items() if k in ("yes", "no")}, names=False):
         sign = 1 if option == "yes" else -1
-        cues.append(-sign if _negated(words, start, end) else sign)
+        cues.append(-sign if _negated(words, start) else sign)  # a phrase is a clause: only a `not` before it
+        if taken & set(range(start, end)):
+            raise Unclear("two of its phrases run into each other")  # "I disagree with the student is wrong"
         taken.update(range(start, end))
     return cues, taken
 
