@@ -225,7 +225,8 @@ class Api:
             raise BadInput("expected names the version of each answer the change is for")
         what = self._change(body, {u.key: seen[u.id] for u in units})  # type: ignore[union-attr]
         found = classroom.state(self.room, part)
-        if what.op != "comment" and any(found.transcript(u) for u in units):  # type: ignore[arg-type]
+        if what.op != "comment" and any(found.transcript(u) and found.waiting(u) <= 1e-9  # type: ignore[arg-type]
+                                        for u in units):
             raise Conflict("graded by its transcription: take the transcription back (t) to grade it by hand")
         keys = {u.key: u.fp for u in units}  # type: ignore[union-attr]
         try:
@@ -324,7 +325,7 @@ class Api:
         unit = part.unit(inputs.text(body, "unit", 40, required=True))
         if unit is None:
             raise Conflict("this answer is not in the part as it is grouped now")
-        if unit.status != "invalid":
+        if not transcripts.unreadable(unit.status):
             raise BadInput("only an answer the machine could not read is transcribed")
         expected = inputs.whole(body, "expected")
         if body.get("text") is None:

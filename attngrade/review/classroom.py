@@ -34,7 +34,7 @@ from ..records import Homework
 from ..staff import Grade, Item
 from ..staff import claims as handed
 from ..staff import requests as regrades
-from ..staff.transcripts import Transcript, transcripts_of
+from ..staff.transcripts import Transcript, transcripts_of, unreadable
 from . import embed, grouping
 from .names import Names
 
@@ -399,18 +399,32 @@ class State:
         return g if g is not None and g.graded else None
 
     def transcript(self, unit: Unit) -> Transcript | None:
-        return self.transcripts.get(unit.fp) if unit.status == "invalid" else None
+        return self.transcripts.get(unit.fp) if unreadable(unit.status) else None
+
+    def waiting(self, unit: Unit) -> float:
+        """The points staff still decide of a unit: once transcribed, what the checks left waiting (a
+        written field), else all that waits."""
+        transcript = self.transcript(unit)
+        return float(transcript.verdict.get("pending_points") or 0.0) if transcript is not None else unit.cap
 
     def decided(self, unit: Unit) -> bool:
-        """Graded by staff, or by the part's checks on staff's transcription."""
-        return self.grade(unit) is not None or self.transcript(unit) is not None
+        """Graded by staff, or by the part's checks on staff's transcription (and staff, for what they left)."""
+        if self.transcript(unit) is not None:
+            return self.waiting(unit) <= 1e-9 or self.grade(unit) is not None
+        return self.grade(unit) is not None
 
     def points(self, unit: Unit) -> float | None:
-        transcript = self.transcript(unit)
-        if transcript is not None:
-            return round(min(float(transcript.verdict.get("score") or 0.0), unit.cap), 6)
-        g = self.grade(unit)
-        return None if g is None else staff.staff_points(g, {i.id: i for i in self.rubric}, unit.cap)
+        """The points staff's decision adds to the machine's (a transcription's: what its verdict gives
+        beyond what the machine gave), or None while it waits."""
+        if not self.decided(unit):
+            return None
+        g, transcript = self.grade(unit), self.transcript(unit)
+        if transcript is None:
+            return staff.staff_points(g, {i.id: i for i in self.rubric}, unit.cap) if g is not None else None
+        rest = self.waiting(unit)
+        extra = staff.staff_points(g, {i.id: i for i in self.rubric}, rest) if g is not None and rest > 1e-9 else 0.0
+        machine = min(unit.machine.values()) if unit.machine else 0.0
+        return round(float(transcript.verdict.get("score") or 0.0) + extra - machine, 6)
 
     def graded(self, group: Group) -> bool:
         return all(self.decided(u) for u in group.units)
@@ -494,9 +508,9 @@ def unit_json(found: State, u: Unit) -> dict[str, Any]:
     made = {"id": u.id, "answer": u.answer, "size": len(u.students), "cap": u.cap, "status": u.status,
             "graded": found.decided(u), "items": list(g.items) if g else [], "adjust": g.adjust if g else 0.0,
             "comment": g.comment if g else "", "version": g.version if g else 0, "by": g.who if g else None,
-            "points": found.points(u), "unreadable": u.status == "invalid",
+            "points": found.points(u), "unreadable": unreadable(u.status),
             "transcript": transcript.to_json() if transcript is not None else None}
-    if u.status == "invalid":
+    if unreadable(u.status):
         made["written"] = u.raw
     if u.prior is not None:
         made["prior"] = _prior(found, u)
@@ -536,7 +550,7 @@ def progress(found: State) -> dict[str, Any]:
         for _, unit in found.students(group):
             if not found.decided(unit):
                 to_grade += 1
-                pending += unit.cap
+                pending += found.waiting(unit)
                 continue
             graded += 1
             grade, transcript = found.grade(unit), found.transcript(unit)

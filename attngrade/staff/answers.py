@@ -97,7 +97,7 @@ def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str 
         return None
     readings = {str(k): str(v) for k, v in (part.get("readings") or {}).items()}
     shown = dict(readings)
-    if status == "invalid" or not readings:
+    if status in ("invalid", "partly pending") or not readings:
         shown["(attngrade said)"] = " / ".join(feedback)  # all there is of an unreadable answer in results.json
     # What the checks said is part of the answer's key: the same answer always gets the same words,
     # and they are all that tells two unreadable answers apart (results.json keeps no raw text).

@@ -16,7 +16,7 @@ from .answers import Answer, Renamed, carry, collect, part_rows, record
 from .grades import Grade, Item, answers_of, effective, grades_of, parts_of, rubric_of, staff_points, student_comments
 from .requests import requested, requests_of
 from .store import MARK, StoreError, explained, store
-from .transcripts import Transcript, Unreadable, graded, transcripts_of
+from .transcripts import Transcript, Unreadable, graded, transcripts_of, unreadable
 
 
 @dataclass
@@ -98,6 +98,12 @@ def transcribed(verdict: Verdict, transcript: Transcript, assignment: Assignment
                    points=points)
 
 
+def _within(decided: Decided, cap: float) -> Decided:
+    """A staff decision held to `cap`: what still waits once a transcription was graded."""
+    points = round(min(decided.points, cap), 6)
+    return Decided(points, cap, (f"{MARK}{points:g} of {counted(cap, 'point')}", *decided.lines[1:]))
+
+
 def replied(verdict: Verdict, replies: list[str]) -> Verdict:
     """A verdict with staff's replies to the student's regrade requests of it."""
     return replace(verdict, feedback=verdict.feedback + tuple(f"{MARK}regrade request: {text}" for text in replies))
@@ -172,8 +178,10 @@ def _decided(verdict: Verdict, key: tuple[str, str, str], found: _Found,
     whether staff decided its points."""
     transcript = found.transcripts.get((key[0], key[2], found.fps.get(key, "")))
     new, decided = verdict, True
-    if transcript is not None and verdict.status == Status.INVALID:
+    if transcript is not None and unreadable(verdict.status):
         new = transcribed(verdict, transcript, assignments.get(key[0]))
+        if key in found.decided and new.pending_points > 1e-9:  # staff graded what still waits (a written field)
+            new = decide(new, _within(found.decided[key], new.pending_points))
     elif key in found.decided:
         new = decide(verdict, found.decided[key])
     else:

@@ -16,10 +16,18 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..grading import Assignment, grade_answer
-from ..records import Status, Verdict
+from ..records import Verdict
 from .store import Conflict, audit, now, writing
 
 TEXT_CHARS = 5_000  # of each field of a transcription
+
+
+# Answers a transcription is for: none of it read, or some fields not (the rest graded, the part partly pending).
+UNREADABLE = ("invalid", "partly pending")
+
+
+def unreadable(status: str) -> bool:
+    return str(status) in UNREADABLE
 
 
 class Unreadable(ValueError):
@@ -55,7 +63,7 @@ def checked_text(text: Any, fields: list[str]) -> dict[str, str]:
 def graded(assignment: Assignment, part_id: str, text: Mapping[str, str]) -> Verdict:
     """The part's checks on the transcription; Unreadable (with the reader's message) if it does not read."""
     verdict = grade_answer(assignment, part_id, dict(text))
-    if verdict.status == Status.INVALID:
+    if unreadable(verdict.status):
         said = [line for line in verdict.feedback if not line.startswith("could not read this answer")]
         raise Unreadable("the transcription does not read either: " + " ".join(said or verdict.feedback))
     return verdict

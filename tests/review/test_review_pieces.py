@@ -3,6 +3,8 @@ graders' names and secrets, and a part's progress and reference solution as the 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from attngrade import staff
@@ -10,7 +12,7 @@ from attngrade.review import classroom
 from attngrade.review.inputs import BadInput, parse_body
 from attngrade.staff import claims, graders
 
-from review_fixtures import HW
+from review_fixtures import HW, run_grade, serving
 
 
 @pytest.mark.parametrize("body, status", [
@@ -72,3 +74,30 @@ def test_the_reference_solution_and_the_rendered_statement_are_on_the_part_for_s
     assert "k_j^T q must be much larger" in data["reference"]["rubric"]
     assert "<math" in data["statement_html"] and "<script" not in data["statement_html"]
     assert server.api(f"/api/parts/{HW}/1a", token=False)[0] == 403  # staff only
+
+
+def test_a_partly_read_answer_is_transcribed_and_staff_grade_what_its_checks_leave_waiting(tmp_path):
+    klass = tmp_path / "class"
+    klass.mkdir()
+    answers = {"1e.i": {"c2": "u_a ]]", "possible": "no", "why": "x2 scores itself twice"}}
+    (klass / "p1.yaml").write_text(json.dumps({"homework": HW, "student": "p1", "answers": answers}), encoding="utf-8")
+    out = tmp_path / "out"
+    run_grade(klass, out)
+    with serving(out) as server:
+        group = server.part("1e.i")["groups"][0]
+        unit = group["units"][0]
+        assert unit["unreadable"] and unit["status"] == "partly pending"
+        wrong = {"unit": unit["id"], "text": {"c2": "u_a +", "possible": "no", "why": "x2"}, "expected": 0}
+        status, said = server.api(f"/api/parts/{HW}/1e.i/transcribe", wrong)
+        assert status == 422 and "does not read" in said["error"]
+        right = {**wrong, "text": {"c2": "u_a", "possible": "no", "why": "x2 scores itself twice"}}
+        status, done = server.api(f"/api/parts/{HW}/1e.i/transcribe", right)
+        assert status == 200 and done["verdict"]["pending_points"] == 1.0  # the written field still waits
+        assert not done["group"]["graded"] and done["progress"]["pending_points"] == 1.0
+        status, graded = server.grade("1e.i", done["group"], "adjust", value=1)
+        assert status == 200 and graded["group"]["graded"] and graded["group"]["members"][0]["score"] == 3.0
+    run_grade(klass, out)
+    part = next(p for p in json.loads((out / "results.json").read_text(encoding="utf-8"))[0]["parts"]
+                if p["id"] == "1e.i")
+    assert (part["score"], part["pending_points"]) == (3.0, 0.0)
+    assert any("transcribed it as: c2: u_a" in line for line in part["feedback"])
