@@ -867,7 +867,7 @@
     }
     if (!(await whoAmI())) return;
     const page = document.body.dataset.page;
-    const path = location.pathname.split("/").map(decodeURIComponent);
+    const path = location.pathname.split("/").map((s) => { try { return decodeURIComponent(s); } catch (e) { return s; } });
     document.body.dataset.busy = "0";
     if (page === "index") indexPage();
     else if (page === "audit") auditPage();
