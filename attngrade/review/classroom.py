@@ -132,6 +132,7 @@ class Classroom:
         self.lock = threading.RLock()
         self._seen: tuple | None = None
         self._parts: dict[tuple[str, str], Part] = {}
+        self._building: dict[tuple[str, str], threading.Lock] = {}
         self._vectors: dict[str, np.ndarray] = {}
         self._homeworks: dict[str, Homework] = {}
         self._assignments: dict[str, Assignment] = {}
@@ -243,12 +244,20 @@ class Classroom:
             return sorted(staff.parts_of(conn), key=lambda k: (k[0], _natural(k[1])))
 
     def part(self, homework: str, part_id: str) -> Part | None:
+        """The part as grouped now: from the cache while nothing its grouping depends on changed; one
+        request groups it at a time (the others of a team opening the part wait for that grouping)."""
         self.refresh()
-        with self.lock, self.open() as conn:
-            info = staff.parts_of(conn).get((homework, part_id))
+        where = (homework, part_id)
+        with self.lock:
+            building = self._building.setdefault(where, threading.Lock())
+        with building:
+            return self._part(where)
+
+    def _part(self, where: tuple[str, str]) -> Part | None:
+        with self.open() as conn:
+            info = staff.parts_of(conn).get(where)
             if info is None:
                 return None
-            where = (homework, part_id)
             rubric = tuple((i.id, i.points, i.text, i.version) for i in staff.rubric_of(conn, *where))
             default = self.embedder.threshold if rubric else self.embedder.threshold_alone
             threshold = _threshold(staff.setting(conn, where, "threshold"), default)
@@ -264,7 +273,7 @@ class Classroom:
             grades = staff.grades_of(conn, *where)
         kinds = json.loads(info["kinds"])
         units = self._units(rows, kinds, placements, grades, changed)
-        made = Part(homework, part_id, kinds, info["written"], info["max"], info["statement"], units, [], threshold,
+        made = Part(*where, kinds, info["written"], info["max"], info["statement"], units, [], threshold,
                     self.embedder.name, stamp, hashlib.sha256(repr(stamp).encode()).hexdigest()[:16])
         made.groups = self._groups(made, placements, tuple(i[2] for i in rubric))
         with self.lock:
