@@ -36,7 +36,7 @@ MATRICES = frozenset({"matrix", "pmatrix", "bmatrix", "Bmatrix", "smallmatrix", 
                       "Bmatrix*", "matrix*", "psmallmatrix", "bsmallmatrix"})
 CASES = frozenset({"cases", "cases*", "dcases", "rcases", "numcases"})
 # What may open the next line of a chain laid out over lines: a relation or an operator.
-_CONTINUES = re.compile(r"\s*(?:=|\\approx|≈|\\simeq|\\equiv|\\coloneqq|:=|\+|-|−|\\cdot|\\times|\\le|\\ge|$)")
+_CONTINUES = re.compile(r"\s*(?:\\(?:q?quad(?![A-Za-z])|[,;:! ])\s*)*(?:=|\\approx|≈|\\simeq|\\equiv|\\coloneqq|:=|\+|-|−|\\cdot|\\times|\\le|\\ge|$)")
 _BEGIN = re.compile(r"\\begin\s*\{\s*([A-Za-z]+\*?)\s*\}")
 
 

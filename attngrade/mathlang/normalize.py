@@ -42,6 +42,72 @@ class Row:
 
 
 ROWS: tuple[Row, ...] = (
+    # -- the LaTeX and Unicode front end (frontend.py, macros.py, prose.py), before everything else
+    Row("student_macros", r"the student's own \newcommand, \renewcommand, \providecommand, \DeclareMathOperator and "
+        r"\def, defined anywhere in the submission (a preamble, a notebook cell) or in the answer, expanded with "
+        "their arguments (a note says so; bounded in depth, calls and length)", "students write their notation once",
+        r"\newcommand{\vk}{\mathbf{k}} C(\vk_a + \vk_b)", "C (k_a + k_b)", "macros, frontend"),
+    Row("display_environments", "aligned, align*, gather, split, equation (and their kin) as one chain of equalities: "
+        "their & and \\\\ only lay it out; a line that does not go on with a relation or an operator is an error",
+        "a derivation typeset over lines",
+        r"\begin{aligned} V &= \frac{u_b u_b^T}{\beta^2} \\ &= \beta^{-2} u_b u_b^T \end{aligned}", "u_b u_b^T/beta^2",
+        "frontend, chain"),
+    Row("matrix_environments", r"array (its column spec dropped), smallmatrix, bmatrix*[r] as matrices, also inside "
+        r"\left[ \right]; cases is not read (course staff read it)", "every usual matrix environment",
+        r"\left[\begin{array}{c} x_1 \\ p_1 \end{array}\right]^T \begin{smallmatrix} x_2 \\ p_2 \end{smallmatrix}",
+        "p_1^T p_2 + x_1^T x_2", "frontend"),
+    Row("typesetting_wrappers", r"\boxed{...}, \fbox, \textcolor{c}{...} around the answer; \tag{}, \label{}, "
+        r"\nonumber", "they frame or number the answer", r"\boxed{q = C(k_a + k_b)} \tag{1}", "C (k_a + k_b)",
+        "frontend"),
+    Row("unicode_subscripts", "subscript digits and letters as a subscript: q₁, dₖ, Qᵢ", "typed or pasted from a PDF",
+        "1/√dₖ", "1/sqrt(d)", "frontend"),
+    Row("unicode_accents", "a combining or precomposed accent on a letter as \\hat, \\tilde, \\bar: q̂, ĉ",
+        "typed or pasted from a PDF", "ĉ(k_a + k_b)", "c (k_a + k_b)", "frontend"),
+    Row("unicode_relations", "≈ ≃ ≤ ≥ ≠ … ∑ ⟨ ⟩ as their LaTeX; thin and other Unicode spaces as spaces",
+        "typed or pasted from a PDF", "c₂ ≈ x₂ = u_a", "u_a", "frontend"),
+    Row("table_matrices", "a Markdown table, and rows split by `;` inside one bracket ([a, b; c, d]), as a matrix "
+        "(a note says so for a table)", "a matrix written in Markdown or as in MATLAB", r"[x_1; p_1]^T [x_2; p_2]",
+        "p_1^T p_2 + x_1^T x_2", "frontend"),
+    Row("growth_words", "an order of growth said in words in one symbol of the part: linear, quadratic, cubic in it "
+        "(a note says so)", "students answer a cost in words", "linear in the sequence length N", "O(N)", "prose"),
+    Row("inline_math", "a sentence around the formula: `$...$`, `$$...$$`, `\\(...\\)`; words before it that only "
+        "introduce it (`so`, `set`, `the answer is`, a numbering), and after it a condition or a remark that adds "
+        "nothing (notes say so); words that may change the answer (a negation, a second option, a hedge, arithmetic or "
+        "a size in words) make it an error, for course staff", "students answer in sentences",
+        r"Set $q = \lambda(\mu_a + \mu_b)$ for a large $\lambda$.", "lambda (mu_a + mu_b)", "prose, frame"),
+    Row("leading_words", r"words in front of a formula written without `$`: in \text{...}, or bare words ending in "
+        "a connector (`So`, `Set`, `we get`) (a note says so)", "a sentence around the answer",
+        r"\text{So } c_2 = x_2 = u_a", "u_a", "prose"),
+    Row("remarks_after", r"a remark in brackets after the answer, in \text{(...)} or opening with a word such as "
+        "`by`, `since` (a note says so), when it asserts nothing", "students say where the answer comes from",
+        r"(k+1)^n \text{ (k heads plus the residual)}", "(1 + k)^n", "prose"),
+    Row("bare_labels", r"a label in brackets without braces (q_i^(pos)), a label before the index (q^{(pos)}_i), "
+        r"the optional part of a name in brackets (V[\text{soft}]\text{argmax}_\beta), where the part declares "
+        "the name", "spellings of a declared name", "q_i^(pos) k_j^(pos)", "qpos_i^T kpos_j",
+        "normalize, grammar, symbols"),
+    Row("respelled_names", "a size in the other case (m where the part says M, where no constant of the student's "
+        "own could be meant) and the Greek letter of a vector's Latin one (\\kappa_a for k_a) (notes say so)",
+        "students' own spellings of the part's names", "O(mnk)", "O(M N k)", "symbols"),
+    Row("sums", "a sum with limits over the product after it: a summand without the index counted, a polynomial in "
+        "the index summed, entries x_{1,k} of vectors over all their entries as inner products; in a chain, a sum in the "
+        "student's own notation is a step (not compared); anything else is an error", "students write sums",
+        r"\sum_{k=1}^{d} x_{1,k} x_{2,k} + \sum_{k=1}^{d} p_{1,k} p_{2,k}", "p_1^T p_2 + x_1^T x_2",
+        "grammar, sums, parser"),
+    Row("block_matrices", "vectors and matrices as the entries of a matrix (a 0 block takes its row's and column's "
+        "sizes), [x_1, p_1] as the stacked column; the identity in blocks (I on the diagonal, 0 elsewhere) as I "
+        "(a note says so)", "concatenation and block matrices", r"[x_1, p_1] \cdot [x_2, p_2]",
+        "p_1^T p_2 + x_1^T x_2", "builder, blocks"),
+    Row("divided_constant", "a constant of the student's own that appears only divided (\\alpha^{-1/4}) with no "
+        "condition saying which way it goes: not read (course staff read it)", "it grows the answer only as it tends "
+        "to 0, and which way it goes is the student's to say", r"\alpha^{-1/4}(\mu_a + \mu_b)", "(not read)",
+        "parser"),
+    Row("number_spellings", r"a number as programs print it and people write it: 9.0 out of 500.0, 9 right of 500, "
+        r"correct:25.0, total:500.0, 1.8\,\%, 1.8 per cent, words around it that only say what it is",
+        "students paste their program's output", "Correct: 9.0 out of 500.0: 1.7999999999999998%", "9.0/500.0",
+        "words, reading"),
+    Row("referent_words", "a verdict on someone the question quotes (`the second student is wrong`): read by the "
+        "part's own phrases for its options where it has them, else an unclear answer", "the question asks about "
+        "a claim", "The second student is wrong; pretraining on novels is useful.", "yes", "words, reading, bank"),
     Row("final_period", "a sentence's final period", "answers are written as sentences",
         r"q = C(k_a + k_b).", "C (k_a + k_b)"),
     Row("unicode_symbols", "√ ∞ → ⟶ ≫ ≪ ∈ ℝ ⊗ ∥ ∣ ′ ∗ ∙ ÷ as their LaTeX", "typed or pasted from a PDF",
@@ -56,7 +122,8 @@ ROWS: tuple[Row, ...] = (
     Row("spacing_macros", r"\! \, \; \: \␣ \quad \qquad ~ \displaystyle \textstyle \scriptstyle",
         "spacing and display style carry no meaning", r"C\,(k_a + k_b)", "C (k_a + k_b)"),
     Row("conditions_large", "a condition after the answer that a constant is large: `, C \\to \\infty`, "
-        "`(C \\gg 1)`, `\\text{where } C \\text{ is large}`, `for large C` (a note says so)",
+        "`(C \\gg 1)`, `\\text{where } C \\text{ is large}`, `for large C`, `where $C > 0$ is large`, of a decorated "
+        "constant too (`\\hat{c}`, `C^*`) (a note says so)",
         "the check lets the constant grow anyway", r"C(k_a + k_b), C \to \infty", "C (k_a + k_b)"),
     Row("conditions_small", "a condition that the constant tends to 0: `\\lambda \\to 0^+` (a note says so)",
         "then 1/λ is the large constant, and the check lets it grow",
@@ -87,7 +154,7 @@ ROWS: tuple[Row, ...] = (
         r"k_j^{(\text{pos})\top} q_i^{(\text{pos})}", "kpos_j^T qpos_i"),
     Row("decorated_constant", r"\hat{c}, \tilde{C}, \bar{c} as the letter (a note says so)",
         "a decorated letter is the student's own constant", r"\hat{c}(k_a + k_b)", "c (k_a + k_b)"),
-    Row("starred_constant", "C^*, C^{*} as the letter (a note says so)",
+    Row("starred_constant", r"C^*, C^{*}, C^\ast, C^\star, c^{\otimes} as the letter (a note says so)",
         "a starred letter is the student's own constant", "C^*(k_a + k_b)", "C (k_a + k_b)"),
     Row("python_spellings", "A @ B, A.T, x**2 (a note says so)", "written as in numpy",
         "V @ softmax(beta * K.T @ Q)", "V softmax(beta K^T Q)"),
@@ -119,10 +186,12 @@ ROWS: tuple[Row, ...] = (
     Row("max_min", r"\max and \min of scalars, with any bracket", "costs such as O(max(M, N)^2 k)",
         r"\max\{M, N\}", "Max(M, N)", "grammar, builder"),
     Row("choice_words", "a choice read by the words it contains: exactly one option's words (or synonyms) "
-        "and no other's, a negated option not counted; anything else is an unclear answer",
+        "asserted, a denied option (`not X`, `X is wrong`) not counted; one asserted and denied, two asserted (`X or "
+        "Y`, `not only X but Y`), a hedge, or only denied ones is an unclear answer",
         "students answer in a phrase", "an encoder-only network", "encoder", "words, reading"),
-    Row("yes_no_words", "a yes/no read by its words, negations read as negations; anything that says "
-        "both, or neither, is an unclear answer", "students answer in a sentence", "No — it can't.", "no",
+    Row("yes_no_words", "a yes/no read by its words, negations read as negations; every answer word in it must say "
+        "the same, and anything that says both, hedges, denies twice or says neither is an unclear answer",
+        "students answer in a sentence", "No — it can't.", "no",
         "words, reading"),
     Row("number_annotations", "other numbers written with a number, read when every one agrees with it",
         "students show the count behind a percentage", "12.0% (60/500)", "12.0%", "words, reading"),
@@ -302,7 +371,7 @@ def _bracketed_prefix(out: Rewritten, known: Callable[[str], bool]) -> None:
     for m in _PREFIX.finditer(out.text):
         name = m.group(1) + m.group(2)
         if known(name + (m.group(3) or "")):
-            edits.append((m.start(), m.end(), f"\\text{{{name}}}{m.group(3) or ''}"))
+            edits.append((m.start(), m.end(), f" \\text{{{name}}}{m.group(3) or ''}"))
             out.note(f"read {m.group(0)} as {name}")
     if edits:
         apply_edits(out, edits)

@@ -25,6 +25,7 @@ from attngrade.reading import FieldError, UnclearAnswer, read_field, read_number
 
 ROOT = Path(__file__).resolve().parents[2]
 A5, SP23, FA22, NYU = "cs224n-w21-a5", "eecs182-sp23-transformers", "eecs182-fa22-hw8", "nyu-dl-transformer"
+MIMUW = "mimuw-2022-p4"
 V_RIGHT = r"(u_b u_b^T - u_c u_c^T)/\beta^2"
 
 
@@ -80,6 +81,13 @@ EXAMPLE_FIELDS = {
     "two_norm": (FA22, "3a.i", "sim"), "norm_bars": (FA22, "3a.i", "sim"), "identity": (A5, "1e.ii", "K"),
     "shape_after_value": (NYU, "1.1a", "H"), "slash_binding": (SP23, "c.ii", "count"), "tight_runs": (A5, "1e.ii", "V"),
     "outer_product": (A5, "1e.ii", "V"), "max_min": (FA22, "3a.ii", "cost"),
+    "student_macros": (A5, "1b", "q"), "display_environments": (A5, "1e.ii", "V"),
+    "matrix_environments": (SP23, "b", "concatenated"), "typesetting_wrappers": (A5, "1b", "q"),
+    "unicode_subscripts": (NYU, "1.1b", "beta"), "unicode_accents": (A5, "1b", "q"), "unicode_relations": (A5, "1e.i", "c2"),
+    "table_matrices": (SP23, "b", "concatenated"), "growth_words": (FA22, "3b", "cost"), "inline_math": (A5, "1c.i", "q"),
+    "leading_words": (A5, "1e.i", "c2"), "remarks_after": (SP23, "e", "k"), "bare_labels": (SP23, "c.i", "pi"),
+    "respelled_names": (SP23, "f", "cross"), "sums": (SP23, "b", "concatenated"),
+    "block_matrices": (SP23, "b", "concatenated"),
 }
 
 
@@ -424,3 +432,148 @@ def test_every_rewrite_keeps_the_map_back():
     assert done.text == "(c k_a + k_b)"
     assert written[done.where(0):].startswith(r"\Big(") and written[done.where(1):].startswith(r"\hat{c}")
     assert re.search("C .to .infty", done.notes[0])
+
+
+# -- the LaTeX and Unicode front end (tests/mathlang/test_frontend.py reads real files of each class) ---------
+def test_student_macros():
+    from attngrade.mathlang.macros import find_definitions
+    from attngrade.records import Written
+
+    value = read(A5, "1b", r"\newcommand{\vk}{\mathbf{k}} C(\vk_a + \vk_b)")
+    assert value.expr == read(A5, "1b", "C(k_a + k_b)").expr and noted(value, r"read your macro \vk as you defined it")
+    part = load_homework(A5).part("1e.ii")
+    defined = find_definitions(r"\newcommand{\outer}[2]{#1 #2^\top} \def\B{\beta}")
+    written = Written(r"\frac{\outer{u_b}{u_b} - \outer{u_c}{u_c}}{\B^2}", defined)
+    assert read_field(part, part.field("V"), written).expr == read(A5, "1e.ii", V_RIGHT, "V").expr
+    with pytest.raises(FieldError, match=r"unknown symbol '\\vk_a'"):
+        read_field(load_homework(A5).part("1b"), load_homework(A5).part("1b").field("q"), r"C(\vk_a + \vk_b)")
+
+
+def test_display_environments():
+    same(A5, "1e.ii", r"\begin{align*} V &= \frac{u_b u_b^T - u_c u_c^T}{\beta^2} \end{align*}", V_RIGHT, "V")
+    same(A5, "1e.ii", r"\begin{aligned} V &= \beta^{-2} u_b u_b^T \\ &\quad - \beta^{-2} u_c u_c^T \end{aligned}",
+         r"\beta^{-2} u_b u_b^T - \beta^{-2} u_c u_c^T", "V")  # a line that goes on with an operator continues
+    with pytest.raises(MathError, match="does not go on with '='"):
+        read(A5, "1e.ii", r"\begin{gather} V = u_b u_b^T \\ u_c u_c^T \end{gather}", "V")
+
+
+def test_matrix_environments():
+    same(SP23, "b", r"\left[\begin{array}{c} x_1 \\ p_1 \end{array}\right]^T \left[\begin{array}{c} x_2 \\ p_2 "
+         r"\end{array}\right]", "x_1^T x_2 + p_1^T p_2", "concatenated")
+    same(SP23, "e", r"\begin{bmatrix*}[r] 2^n & 3^n \end{bmatrix*}", r"\begin{bmatrix} 2^n & 3^n \end{bmatrix}", "one")
+    with pytest.raises(MathError, match="case distinction"):
+        read(SP23, "e", r"\begin{cases} 2^n \end{cases}", "one")
+
+
+def test_typesetting_wrappers():
+    same(A5, "1b", r"\boxed{q = C(k_a + k_b)} \tag{1}", "C(k_a + k_b)")
+    same(A5, "1b", r"\textcolor{red}{C(k_a + k_b)} \label{eq:q} \nonumber", "C(k_a + k_b)")
+
+
+def test_unicode_subscripts():
+    same(NYU, "1.1b", "1/√dₖ", r"1/\sqrt{d_k}")
+    same(SP23, "b", "x₁ᵀx₂ + p₁ᵀp₂", "x_1^T x_2 + p_1^T p_2", "concatenated")
+
+
+def test_unicode_accents():
+    same(A5, "1b", "ĉ(k_a + k_b)", "c(k_a + k_b)")
+    value = read(A5, "1b", "q\u0302 = c\u0302(k_a + k_b)")
+    assert value.expr == read(A5, "1b", "c(k_a + k_b)").expr and noted(value, r"read \hat{c} as c")
+
+
+def test_unicode_relations():
+    same(A5, "1e.i", "c₂ ≈ x₂ = u_a", "u_a", "c2")
+    same(A5, "1b", "C\u2009(k_a\u202f+ k_b)", "C(k_a + k_b)")
+
+
+def test_table_matrices():
+    same(SP23, "b", r"[x_1; p_1]^T [x_2; p_2]", "x_1^T x_2 + p_1^T p_2", "concatenated")
+    value = read(SP23, "e", "| 2^n |\n|---|\n| 3^n |", "one")
+    assert value.kind == "matrix" and noted(value, "read the table as a matrix")
+
+
+def test_growth_words():
+    value = read(FA22, "3b", "linear in the sequence length N", "cost")
+    assert value.kind == "bigO" and noted(value, "as O(N)")
+    for unsure in ("linear in N and D", "not linear in N", "roughly linear, maybe quadratic in N"):
+        with pytest.raises(MathError):
+            read(FA22, "3b", unsure, "cost")
+
+
+def test_inline_math():
+    value = read(A5, "1c.i", r"Set $q = \lambda(\mu_a + \mu_b)$ for a large $\lambda$.")
+    assert value.expr == read(A5, "1c.i", r"\lambda(\mu_a + \mu_b)").expr and noted(value, "read the formula after 'Set'")
+    same(A5, "1e.i", "$c_2 = x_2 = u_a$ (by the softmax weights 0, 1, 0)", "u_a", "c2")
+    for unsure in (r"not $C(k_a + k_b)$", r"half of $C(k_a + k_b)$", r"$C(k_a + k_b)$ or $C k_a$",
+                   r"$C(k_a + k_b)$, but only if $C$ is small"):
+        with pytest.raises(MathError):
+            read(A5, "1b", unsure)
+
+
+def test_leading_words():
+    value = read(A5, "1e.i", r"\text{So } c_2 = x_2 = u_a", "c2")
+    assert value.expr == read(A5, "1e.i", "u_a", "c2").expr and noted(value, "read the formula after")
+    same(A5, "1b", "so we get q = C(k_a + k_b)", "C(k_a + k_b)")
+    with pytest.raises(MathError):
+        read(SP23, "e", r"\text{half of } 2^n", "one")
+
+
+def test_remarks_after():
+    value = read(SP23, "e", r"(k+1)^n \text{ (k heads plus the residual)}", "k")
+    assert value.expr == read(SP23, "e", "(k+1)^n", "k").expr and noted(value, "without the remark")
+    with pytest.raises(MathError):
+        read(SP23, "e", r"2^n \text{ (or 3^n)}", "one")
+
+
+def test_bare_labels():
+    for spelled in ("q_i^(pos) k_j^(pos)", "q^{(pos)}_i k^{(pos)}_j"):
+        same(SP23, "c.i", spelled, "q_i^{(pos)} k_j^{(pos)}")
+    same(NYU, "1.1a", r"V[\text{soft}]\text{argmax}_\beta(K^T Q)", r"V \text{softargmax}_\beta(K^T Q)", "H")
+
+
+def test_respelled_names():
+    value = read(SP23, "f", "O(mnk)", "cross")
+    assert value.expr == read(SP23, "f", "O(M N k)", "cross").expr and noted(value, "read m as M")
+    same(MIMUW, "1b", r"(\kappa_a + \kappa_b) c_1, c_1 \gg 1", "c_1 (k_a + k_b)")
+    # where a constant of the student's own may be meant, a letter is that constant, never a declared name
+    assert read(A5, "1e.ii", "b u_b u_b^T", "V").expr != read(A5, "1e.ii", r"\beta u_b u_b^T", "V").expr
+
+
+def test_sums():
+    same(SP23, "c.ii", r"\sum_{h=1}^{m} (2T-1)", "(2T - 1) m")
+    same(SP23, "b", r"\sum_{k=1}^{d} x_{1,k} x_{2,k} + \sum_{k=1}^{d} p_{1,k} p_{2,k}", "x_1^T x_2 + p_1^T p_2",
+         "concatenated")
+    with pytest.raises(MathError, match="have d entries"):
+        read(SP23, "b", r"\sum_{k=1}^{n} x_{1,k} x_{2,k}", "concatenated")
+
+
+def test_block_matrices():
+    same(SP23, "b", r"[x_1, p_1] \cdot [x_2, p_2]", "x_1^T x_2 + p_1^T p_2", "concatenated")
+    value = read(A5, "1e.ii", r"\begin{bmatrix} I & 0 \\ 0 & I \end{bmatrix}", "K")
+    assert value.expr == read(A5, "1e.ii", "I", "K").expr and noted(value, "as the identity I")
+    with pytest.raises(MathError, match="only 0 blocks"):
+        read(A5, "1e.ii", r"\begin{bmatrix} I & 0 \\ 0 & 0 \end{bmatrix}", "K")
+
+
+def test_divided_constant():
+    with pytest.raises(MathError, match="appears only in a denominator"):
+        read(A5, "1c.i", r"\alpha^{-1/4}(\mu_a + \mu_b)")
+    assert graded(A5, "1b", r"\frac{1}{\lambda}(k_a + k_b), \lambda \to 0^+").status == "correct"
+
+
+def test_number_spellings():
+    part = load_homework(A5).part("2d")
+    field = part.field("accuracy")
+    for written in ("Correct: 9.0 out of 500.0: 1.7999999999999998%", "9 right of 500 = 1.8%", r"1.8\,\%",
+                    "1.8 per cent"):
+        assert read_number(part, field, written).fractions()[0] == pytest.approx(0.018), written
+    with pytest.raises(FieldError, match="disagree"):
+        read_number(part, field, "Correct: 9.0 out of 500.0: 2.5%")
+
+
+def test_referent_words():
+    part = load_homework(SP23).part("h")
+    assert read_field(part, part.field("useful"), "The second student is wrong; pretraining on novels is useful.")
+    with pytest.raises(UnclearAnswer, match="says someone or something is wrong"):
+        read_field(load_homework(FA22).part("1d"), load_homework(FA22).part("1d").field("required"),
+                   "The decoder is wrong here.")
