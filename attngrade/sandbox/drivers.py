@@ -502,14 +502,15 @@ def _state_dict(path: str) -> dict[str, Any]:
 
 
 def _load_failure(err: BaseException) -> tuple[str, str]:
-    """Why torch's loader refused the file: `refused` (weights_only met something that is not a tensor or a
-    plain container; its own words follow its marker) or `unreadable` (not a checkpoint torch can read)."""
+    """Why torch's loader refused the file: `refused` (weights_only met a Python object's class or function, a
+    global, which it never builds; its own words follow its marker) or `unreadable` (no checkpoint torch can
+    read: bytes that are no pickle, a broken zip)."""
     text = str(err)
     marker = "WeightsUnpickler error:"
     if marker in text:
         lines = [line.strip() for line in text.split(marker, 1)[1].splitlines() if line.strip()]
-        first = lines[0].split(". ", 1)[0] if lines else ""  # (torch's advice to allow the global stays out)
-        return "refused", first[:300]
+        first = lines[0].split(". ", 1)[0][:300] if lines else ""  # (torch's advice to allow the global stays out)
+        return ("refused" if first.startswith("Unsupported global") else "unreadable"), first
     return "unreadable", error_text(err)
 
 

@@ -325,6 +325,8 @@ def edited_state(torch, model, edit: str) -> dict:
     elif edit == "vocabulary":
         state["tok_emb.weight"] = torch.zeros(300, SMALL["n_embd"])
         state["head.weight"] = torch.zeros(300, SMALL["n_embd"])
+    elif edit == "long_block":
+        state["pos_emb"] = torch.zeros(1, 8192, SMALL["n_embd"])
     elif edit == "training_state":
         state = {"epoch": 3, "model": state}
     return state
@@ -337,6 +339,8 @@ UNUSABLE = {
                "«blocks.0.attn.keys.weight»",
     "vocabulary": "vanilla.finetune.params: its token embedding has 300 rows, but the vocabulary the handout builds "
                   "from wiki.txt has 256 characters, so it cannot have written these predictions",
+    "long_block": "vanilla.finetune.params describes a model far larger than the course's GPT («{'block_size': "
+                  "8192}»)",
     "training_state": "vanilla.finetune.params does not map names to tensors (it holds «epoch, model»); save the "
                       "model with torch.save(model.state_dict(), path), as the handout's run.py does",
 }
@@ -364,8 +368,9 @@ def test_bytes_that_are_no_checkpoint_are_refused(parts, vanilla, tmp_path):
     path = tmp_path / "vanilla.finetune.params"
     path.write_bytes(random.Random(5).randbytes(4096))
     outcome = run(parts, "2f-required", path, vanilla["lines"])
-    assert outcome.feedback[0].startswith("vanilla.finetune.params: torch.load(weights_only=True) refused it"), \
-        outcome.feedback
+    assert outcome.feedback == ("vanilla.finetune.params is not a checkpoint torch can read («Unsupported operand "
+                                "69»); save the model with torch.save(model.state_dict(), path), as the handout's "
+                                "run.py does",)
 
 
 def test_a_tensor_that_unpacks_far_past_the_model_is_refused_before_torch_reads_it(torch, vanilla, parts, tmp_path):
@@ -450,3 +455,16 @@ def test_a_text_file_by_the_checkpoints_name_is_no_checkpoint(parts, vanilla):
     outcome = REGISTRY["checkpoint"].run(answers, Context(part, part.checks[1]))
     assert outcome.feedback == ("vanilla.finetune.params is a text file, not a checkpoint: torch.save writes a "
                                 "binary one",) and outcome.earned == 0.0 and not outcome.is_pending
+
+
+def test_decoding_stops_at_its_budget(torch, vanilla, tmp_path, monkeypatch):
+    """The sandbox's driver, run here: with its CPU budget spent it decodes no further row (the grader then
+    has too few rows to decide, and says so)."""
+    from attngrade.sandbox import drivers
+
+    monkeypatch.chdir(vanilla["path"].parent)
+    rows = [{"row": i, "query": q, "line": ""} for i, q in enumerate(dev_questions()[:5])]
+    job = {"file": vanilla["path"].name, "itos": list(vocabulary()), "n_head": 8, "rows": rows, "wall": 60}
+    assert len(drivers.checkpoint({**job, "budget": 60})["rows"]) == 5
+    spent = drivers.checkpoint({**job, "budget": 0})
+    assert spent["rows"] == [] and spent["stopped"] is True
