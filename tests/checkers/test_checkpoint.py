@@ -240,6 +240,14 @@ def test_where_points_ride_on_it_a_file_not_reproduced_waits_for_staff_never_a_z
     assert outcome.feedback[-1] == "its points wait for course staff"
 
 
+def test_lines_longer_than_any_answer_differ_and_are_kept_short(parts, vanilla):
+    outcome = run(parts, "2f", vanilla["path"], ["Paris" * 2000] * 500)
+    found = record(outcome)
+    assert len(found["differ"]) == 30 and all(len(d["file"]) == 33 for d in found["differ"])
+    assert all(d["gap"] is None for d in found["differ"])  # greedy decoding never gives more than 32 characters
+    assert len(outcome.evidence["flags"][0]) < 2500
+
+
 def test_a_checkpoint_of_the_other_model_is_flagged(parts, vanilla):
     outcome = run(parts, "2g.i", vanilla["path"], vanilla["lines"], name="synthesizer.pretrain.dev.predictions")
     assert any("holds a vanilla GPT, but the part's predictions should come from the synthesizer model" in flag
