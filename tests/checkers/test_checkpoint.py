@@ -476,3 +476,56 @@ def test_decoding_stops_at_its_budget(torch, vanilla, tmp_path, monkeypatch):
     assert len(drivers.checkpoint({**job, "budget": 60})["rows"]) == 5
     spent = drivers.checkpoint({**job, "budget": 0})
     assert spent["rows"] == [] and spent["stopped"] is True
+
+
+# -- ties: what another machine's rounding decides ----------------------------------------------------
+def twin_model(torch, first: str, second: str):
+    """The vanilla model with `second` made `first`'s twin: the same embedding and the same output row, so
+    wherever one is the best choice, both are, to the last bit."""
+    model = trained(torch, seed=224)
+    stoi = {c: i for i, c in enumerate(vocabulary())}
+    with torch.no_grad():
+        for table in (model.tok_emb.weight, model.head.weight):
+            table[stoi[second]] = table[stoi[first]]
+    return model
+
+
+def test_an_answer_that_differs_only_by_a_tie_counts_as_reproduced_and_is_said(torch, parts, vanilla, tmp_path):
+    from attngrade.checkers.checkpoint import sample_rows
+
+    model = twin_model(torch, "x", "Z")
+    path = tmp_path / "vanilla.finetune.params"
+    torch.save(model.state_dict(), path)
+    lines = predictions(torch, model)
+    part = parts["2f"]
+    seed = Context(part, part.checks[1]).seed
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    for row in (i for i, line in enumerate(lines) if "x" in line or "Z" in line):
+        swapped = lines[row].translate(str.maketrans("xZ", "Zx"))
+        edited = [*lines[:row], swapped, *lines[row + 1:]]
+        text = "".join(line + "\n" for line in edited)
+        if row in sample_rows(sha, hashlib.sha256(text.encode()).hexdigest(), seed, 30, 500):
+            break
+    else:
+        pytest.skip("no row with the twin characters lands in the sample")
+    outcome = run(parts, "2f", path, edited)
+    found = record(outcome)
+    assert found["ties"] == [row + 1] and not found["differ"] and "flags" not in outcome.evidence, found
+    assert ("reproduces 30 of 30 sampled rows of your dev predictions (vanilla.pretrain.dev.predictions), decoded as "
+            "the handout's evaluation decodes (1 of them only up to a tie between two characters, which rounding "
+            "decides)") in outcome.feedback[0]
+
+
+def test_a_model_that_ties_everywhere_cannot_cover_a_copied_file(torch, parts, vanilla, tmp_path):
+    """Every character ties when the output layer is zero: any file would be "reproduced" by ties alone."""
+    state = dict(vanilla["model"].state_dict())
+    state["head.weight"] = torch.zeros_like(state["head.weight"])
+    path = tmp_path / "vanilla.finetune.params"
+    torch.save(state, path)
+    gold = [line.split("\t")[1] for line in gold_lines()]
+    outcome = run(parts, "2f-required", path, gold)
+    found = record(outcome)
+    assert len(found["ties"]) == 30 and outcome.is_pending and outcome.earned == 0.0
+    assert outcome.evidence["flags"] == ["2f-required: vanilla.finetune.params agrees with "
+                                         "vanilla.pretrain.dev.predictions on 30 of 30 sampled dev rows only up to "
+                                         "ties between characters: a trained model rarely ties so often"]
