@@ -89,7 +89,7 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     try:
         written = read(value, table) if isinstance(value, str) else Written((Block("", value),), False)
     except Unread as err:
-        return Outcome(0.0, (Finding(err.message, field=name),), invalid=True)
+        return Outcome(0.0, (Finding(err.message, field=f"{ctx.part.id}, field {name}"),), invalid=True)
     symbols = {role: table.specs[p[role]].sympy for role in ("frequency", "time", "index", "dimension") if p[role]}
     rng = np.random.default_rng(ctx.seed)
     for block in written.blocks:

@@ -26,7 +26,7 @@ from . import classroom, grouping, inputs
 from .classroom import Classroom, Part
 from .inputs import BadInput
 from .names import Names
-from .solutions import reference
+from .key import reference
 
 TEXT_LIMIT = 20_000
 AUDIT_LIMIT = 10_000
