@@ -26,6 +26,7 @@ from .assignment import Assignment
 from .identity import Names, _place, submission_names, unique_students
 from .ledger import static_points
 from .tasks import Task, TaskKey, canonical
+from .unread import not_read
 
 log = logging.getLogger(__name__)
 
@@ -222,6 +223,7 @@ class _Reader:
                              + ", ".join(p.id for p in homework.parts))
         parts = tuple(self.part(part, submission.answers.get(part.id), submission.folder, assignment,
                                 submission.invalid.get(part.id)) for part in homework.parts)
+        notes.extend(not_read(homework, submission))
         # The raw answers live on in the parts' readings (shared between students); dropping them
         # here is what lets a class loaded one submission at a time free them as it goes.
         return SubmissionReading(replace(submission, answers={}), parts, tuple(notes))

@@ -1,0 +1,34 @@
+"""The files of a submission folder that no part reads, said once in the submission's notes.
+
+A student who hands in a notebook, a checkpoint or a plot that no part of the homework reads must
+hear so, not find out from a grade: the note lists them by their place in the folder. A file is
+read when it is the answers file or bears the name of a file a part asks for (code is found at any
+depth, so the name decides). The folder is listed within the same bounds as any search of it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..intake.walk import MAX_SUBMISSION_ENTRIES, Budget, walk
+from ..records import Homework, Submission
+
+SHOWN = 12  # names listed before "and N more"
+
+
+def not_read(homework: Homework, submission: Submission) -> tuple[str, ...]:
+    """The note about the folder's files no part reads (none when every file is read, or no folder)."""
+    folder = submission.folder
+    if folder is None:
+        return ()
+    wanted = {f.filename for part in homework.parts for f in part.fields if f.kind == "file" and f.filename}
+    answers = Path(submission.path).name if submission.path else None
+    budget = Budget(MAX_SUBMISSION_ENTRIES)
+    left = [path.relative_to(folder).as_posix() for path, _ in walk(folder, budget)
+            if path.name not in wanted and not (path.parent == folder and path.name == answers)]
+    if not left:
+        return ()
+    shown = ", ".join(sorted(left)[:SHOWN]) + (f" and {len(left) - SHOWN} more" if len(left) > SHOWN else "")
+    cut = f" (the folder was not looked through to the end: {budget.shortfall()})" if budget.short else ""
+    return (f"not read: no part of {homework.id} reads {shown}{cut}; if one of them holds an answer, put it where "
+            "the part asks for it (see the template) and submit again",)
