@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from pathlib import Path
 
@@ -221,9 +222,10 @@ def test_terminal_escapes_in_a_students_files_are_shown_not_acted_on(tmp_path, c
     assert "esc\\x1b[2Jwiped" in grades
 
 
-def test_a_students_folder_with_an_attempt_inside_is_graded_as_two_and_said(tmp_path, capsys, root):
-    """alice/answers.yaml beside alice/dave/answers.yaml: a class of two by the folder rules, with
-    no word of it before (a grade row for dave, who never handed in, and alice graded as 'answers')."""
+def test_a_students_folder_with_an_attempt_inside_is_one_submission_and_said(tmp_path, capsys, root):
+    """alice/answers.yaml beside alice/dave/answers.yaml: one folder, one submission. No row for
+    dave, who never handed in; alice is graded from her own answers file, and dave/answers.yaml is
+    passed over, said in the run's output and in alice's row."""
     seed = (root / "examples/cs224n-w21-a5/seed-000.yaml").read_text().replace("student: seed-000\n", "")
     for folder in ("class/alice", "class/alice/dave", "class/bob"):
         (tmp_path / folder).mkdir(parents=True)
@@ -231,5 +233,12 @@ def test_a_students_folder_with_an_attempt_inside_is_graded_as_two_and_said(tmp_
     assert main(["run", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "--solutions",
                  str(root / "solutions")]) == 0
     out = capsys.readouterr().out
-    assert f"{tmp_path / 'class' / 'alice'}: holds an answers file and folders of answers" in out
-    assert "bob: holds" not in out
+    assert f"not submissions, passed over: {tmp_path / 'class' / 'alice' / 'dave' / 'answers.yaml'}" in out
+    assert "graded 2 of 2 submissions" in out and "holds an answers file and folders of answers" not in out
+    with open(tmp_path / "out" / "grades.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert sorted(rows) == ["alice", "bob"] and rows["alice"]["total"] == rows["bob"]["total"]
+    results = {r["student"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())}
+    assert any(note.startswith("dave/answers.yaml: answers inside this folder, not graded")
+               for note in results["alice"]["notes"])
+    assert not any("answers inside this folder" in note for note in results["bob"].get("notes", []))

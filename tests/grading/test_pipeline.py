@@ -57,7 +57,16 @@ def test_invalid_is_not_incorrect(graded, root):
     # Graded for a class, an answer the reader cannot read waits for staff, the reader's message first.
     assert parts["1e.ii"].feedback[0].startswith("could not read this answer") and parts["1e.ii"].pending_points > 0
     assert "(d×1)(d×1) cannot be multiplied; did you mean u_c u_d^T? (column 5)" in parts["1e.ii"].feedback[1]
-    assert parts["1e.i"].status == "invalid" and "expected yes or no, got 'maybe'" in parts["1e.i"].feedback[1]
+    # 1e.i's c2 was read and is right; its unreadable `possible` is neither wrong nor lost: that
+    # field's point waits for staff and the part is partly pending, the reader's message said.
+    unread = parts["1e.i"]
+    assert unread.status == "partly pending" and (unread.score, unread.pending_points) == (1, 1)
+    assert unread.feedback[0].startswith("partly pending") and unread.feedback[1] == \
+        "1e.i, field possible: expected yes or no, got 'maybe'"
+    # A self-check says the part is invalid, so that the student fixes it before handing in.
+    checked = by_part(grade_submission(assignment(graded.homework, None, self_check=True),
+                                       load_submission(root / "examples/cs224n-w21-a5/unreadable.yaml")))
+    assert checked["1e.i"].status == "invalid" and "expected yes or no, got 'maybe'" in checked["1e.i"].feedback[0]
 
 
 def test_missing_parts_and_unknown_ids_are_reported(graded, root):
@@ -403,9 +412,11 @@ def test_a_file_claiming_another_submissions_name_does_not_take_it(root, tmp_pat
 
 @pytest.mark.parametrize("lazy", [False, True])
 def test_a_folder_nested_in_a_students_submission_does_not_take_a_classmates_name(root, tmp_path, lazy):
-    # mallory/ holds her answers and a folder zoe/ with answers of its own, which makes mallory/
-    # a class folder that comes before Zoe's own zoe/ in order.
+    # mallory/ holds her answers and a folder zoe/ with answers of its own; Zoe's own zoe/ comes
+    # after it in order. A folder is one submission: mallory/zoe is Mallory's file, passed over and
+    # said in her row, never a row of its own that could take Zoe's name or become zoe-2.
     from attngrade.grading import Stats, load_all
+    from attngrade.grading.loading import Discovery
     from attngrade.grading.shards import plan_split
 
     good = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8")
@@ -413,34 +424,44 @@ def test_a_folder_nested_in_a_students_submission_does_not_take_a_classmates_nam
     for folder in ("mallory", "mallory/zoe", "zoe"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "answers.yaml").write_text(anonymous, encoding="utf-8")
-    items = load_all([tmp_path], Stats(), lazy_from=1 if lazy else None)
+    passed_over: list[Path] = []
+    items = load_all([tmp_path], Stats(), discovery=Discovery(passed_over=passed_over),
+                     lazy_from=1 if lazy else None)
     planned = plan_split(items, resolver(Options(solutions=root / "solutions")), Stats(), workers=1)
     listed = {entry.submission.folder.relative_to(tmp_path).as_posix(): entry for entry in planned.entries
               if entry.submission.folder is not None}
-    assert listed["zoe"].submission.student == "zoe"
-    nested = listed["mallory/zoe"]
-    assert nested.submission.student == "zoe-2"
-    assert any("another submission in this batch is named 'zoe'" in note for note in nested.notes)
+    assert sorted(listed) == ["mallory", "zoe"]
+    assert listed["zoe"].submission.student == "zoe" and listed["mallory"].submission.student == "mallory"
+    assert passed_over == [tmp_path / "mallory" / "zoe" / "answers.yaml"]
+    assert any(note.startswith("zoe/answers.yaml: answers inside this folder, not graded")
+               for note in listed["mallory"].submission.notes)
+    assert not any("answers inside this folder" in note for note in listed["zoe"].submission.notes)
 
 
 @pytest.mark.parametrize("lazy", [False, True])
 def test_how_deep_a_folder_is_counts_inside_its_class_not_on_the_disk(root, tmp_path, lazy, monkeypatch):
-    # Two classes named on the command line, one by an absolute path: C/zoe is at the top of
-    # its class, D/mallory/zoe one class deeper, whatever the paths' lengths.
+    # Two classes named on the command line, one by an absolute path: C/zoe is at the top of its
+    # class, D/section/zoe one class deeper (a section: a folder of students' folders), whatever the
+    # paths' lengths. D/mallory/zoe, inside Mallory's folder, is no submission at any depth.
     from attngrade.grading import Stats, load_all
+    from attngrade.grading.loading import Discovery
     from attngrade.grading.shards import plan_split
 
     anonymous = (root / "examples" / "cs224n-w21-a5" / "full-marks.yaml").read_text(encoding="utf-8") \
         .replace("student: full-marks\n", "")
-    for folder in ("C/zoe", "C/ann", "D/mallory", "D/mallory/zoe", "D/bob"):
+    for folder in ("C/zoe", "C/ann", "D/section/zoe", "D/section/eve", "D/mallory", "D/mallory/zoe", "D/bob"):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "answers.yaml").write_text(anonymous, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    items = load_all([tmp_path / "C", Path("D")], Stats(), lazy_from=1 if lazy else None)
+    passed_over: list[Path] = []
+    items = load_all([tmp_path / "C", Path("D")], Stats(), discovery=Discovery(passed_over=passed_over),
+                     lazy_from=1 if lazy else None)
     planned = plan_split(items, resolver(Options(solutions=root / "solutions")), Stats(), workers=1)
     ids = {entry.submission.folder.resolve().relative_to(tmp_path).as_posix(): entry.submission.student
            for entry in planned.entries if entry.submission.folder is not None}
-    assert ids["C/zoe"] == "zoe" and ids["D/mallory/zoe"] == "zoe-2"
+    assert ids == {"C/zoe": "zoe", "C/ann": "ann", "D/section/zoe": "zoe-2", "D/section/eve": "eve",
+                   "D/mallory": "mallory", "D/bob": "bob"}
+    assert passed_over == [Path("D/mallory/zoe/answers.yaml")]
 
 
 def test_a_name_whose_submission_claims_another_id_is_free_for_its_namesake(root, tmp_path):
