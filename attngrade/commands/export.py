@@ -1,7 +1,7 @@
 """`grade export OUT --format canvas|gradescope`: a run's grades in the columns an LMS imports
-(`export-FORMAT.csv`; where the run graded several homeworks, one file per homework,
-`export-HOMEWORK-FORMAT.csv`, so one homework's export never overwrites another's), with the regrade
-requests staff answered beside it (`requests-HOMEWORK.csv`)."""
+(`export-HOMEWORK-FORMAT.csv`: always named by the homework it holds, so the file says which it is
+and one homework's export never overwrites another's), with the regrade requests staff answered
+beside it (`requests-HOMEWORK.csv`)."""
 
 from __future__ import annotations
 
@@ -31,9 +31,8 @@ def main(args: argparse.Namespace) -> int:
     roster = read_roster(args.roster) if args.roster else {}
     text, said = export(results, roster, args.format, args.assignment, args.homework)
     graded = sorted({r["homework"] for r in results if r.get("homework") and not r.get("error")})
-    homework = args.homework or (graded[0] if graded else "none")
-    named = f"export-{_safe(homework)}-{args.format}.csv" if len(graded) > 1 else f"export-{args.format}.csv"
-    target = args.output or args.out / named
+    homework = args.homework or graded[0]  # `export` refused a run of none or several without --homework
+    target = args.output or args.out / f"export-{_safe(homework)}-{args.format}.csv"
     write_atomic(target, text)
     count, *said = said
     print(printable(f"wrote {target} ({args.format}: {count})"))

@@ -40,13 +40,15 @@ def test_grade_run_says_who_is_missing_from_either_side(tmp_path, capsys):
 
 def test_canvas_export(out, capsys):
     assert main(["export", str(out), "--format", "canvas", "--roster", str(ROSTER)]) == 0
-    lines = list(csv.reader((out / "export-canvas.csv").open(encoding="utf-8", newline="")))
+    target = out / "export-nyu-dl-transformer-canvas.csv"  # named by its homework, even the only one
+    lines = list(csv.reader(target.open(encoding="utf-8", newline="")))
     assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "nyu-dl-transformer"]
     assert lines[1][0] == "Points Possible" and float(lines[1][5]) > 0
     graded = {row["student"]: row for row in rows(out / "grades.csv")}
     ada = next(line for line in lines if line[3] == "seed-004")
     assert ada[0] == "Ada Lovelace" and ada[2] == "1001" and ada[5] == graded["seed-004"]["total"]
     said = capsys.readouterr().out
+    assert f"wrote {target} (canvas: " in said and not (out / "export-canvas.csv").exists()
     assert "points still to be graded by course staff" in said  # the NYU class has written answers pending
 
 
@@ -119,6 +121,14 @@ def test_a_run_of_several_homeworks_is_exported_one_homework_at_a_time(tmp_path,
     assert lines[0][5] == "mimuw-2022-p4" and [(line[3], line[5]) for line in lines[2:]][0][0] == "b"
     assert ("c", "") in [(line[3], line[5]) for line in lines[2:]]  # the error row: in every export, blank
     assert float(lines[1][5]) == 40
+    # Without -o, each homework's export is a file of its own, named by it: neither overwrites the other.
+    for homework in ("mimuw-2022-p4", "cs224n-w21-a5"):
+        assert main(["export", str(out), "--format", "canvas", "--homework", homework]) == 0
+        assert f"wrote {out / f'export-{homework}-canvas.csv'} (canvas: 2 students, {homework})" \
+            in capsys.readouterr().out
+    heads = {h: list(csv.reader((out / f"export-{h}-canvas.csv").open(encoding="utf-8", newline="")))[0][5]
+             for h in ("mimuw-2022-p4", "cs224n-w21-a5")}
+    assert heads == {"mimuw-2022-p4": "mimuw-2022-p4", "cs224n-w21-a5": "cs224n-w21-a5"}
 
 
 def test_a_homework_whose_every_submission_failed_is_exported_blank(tmp_path, capsys):
@@ -132,5 +142,5 @@ def test_a_homework_whose_every_submission_failed_is_exported_blank(tmp_path, ca
     assert main(["export", str(out), "--format", "canvas"]) == 2
     assert "no submission of this run could be graded" in capsys.readouterr().err
     assert main(["export", str(out), "--format", "canvas", "--homework", "cs224n-w21-a5"]) == 0
-    lines = list(csv.reader((out / "export-canvas.csv").open(encoding="utf-8", newline="")))
+    lines = list(csv.reader((out / "export-cs224n-w21-a5-canvas.csv").open(encoding="utf-8", newline="")))
     assert [(line[3], line[5]) for line in lines[2:]] == [("ada", ""), ("bob", "")]
