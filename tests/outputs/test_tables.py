@@ -41,14 +41,27 @@ def test_grades_csv_yields_one_complete_record_per_student():
 
 @pytest.mark.parametrize("text", ["=1+1", " =1+1", "\ufeff=1+1", "\u200b@SUM(A1)", "\u00a0\u3000-2+3",
                                   "\uff1dHYPERLINK(1)", "\t=1", "\r+1", "+1", "\u2066=1", "\u00ad\u034f=1",
-                                  "\ufe0f\U000e0001@x", "\ufe66HYPERLINK(1)", "\ufe62 1", "\n\x0b=1"])
+                                  "\ufe0f\U000e0001@x", "\ufe66HYPERLINK(1)", "\ufe62 1", "\n\x0b=1",
+                                  "\u200b=1", "\u200c+1", "\u200d-1", "\u2060@x", "\u200b\u200c\u200d\u2060\ufeff=1",
+                                  "\u200b \u200b=1", "\u2061\u2062\u2063\u2064+1"])
 def test_a_cell_a_spreadsheet_could_take_for_a_formula_is_defused(text):
+    # Zero-width characters before the formula are skipped when deciding (some programs skip them),
+    # and shown as their escapes in the cell: neither hides a formula.
     assert spreadsheet_cell(text) == printable("'" + text)  # and what a terminal acts on, shown as escapes
 
 
-@pytest.mark.parametrize("text", ["ada", "a=b", "a-1", "", "   ", "\u200b", "x@example.com", "\u00e9=", "1+1"])
+@pytest.mark.parametrize("text", ["ada", "a=b", "a-1", "", "   ", "x@example.com", "\u00e9=", "1+1"])
 def test_a_cell_no_spreadsheet_takes_for_a_formula_is_left_as_it_is(text):
     assert spreadsheet_cell(text) == text
+
+
+@pytest.mark.parametrize("text, shown", [("\u200b", "\\u200b"), ("a\u200bda", "a\\u200bda"),
+                                         ("\u2060ada", "\\u2060ada"), ("ada\ufeff", "ada\\ufeff"),
+                                         ("\u200b1+1", "\\u200b1+1")])
+def test_a_zero_width_character_in_a_cell_is_shown_as_its_escape(text, shown):
+    # No formula follows it, so nothing is defused; the character is shown, so that an id with one
+    # cannot pass for another (a\u200bda is not ada).
+    assert spreadsheet_cell(text) == shown
 
 
 def _named(*students: str) -> list[Result]:
