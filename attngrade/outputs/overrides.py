@@ -171,8 +171,10 @@ def write_template(out: Path, pieces: Iterable[str], shown: Path | None = None) 
 
     if target.exists() and edited_by_hand(out):
         write_atomic(out / "overrides.new.yaml", pieces)
-        return (f"kept your edited {shown / 'overrides.yaml'}; the current list of groups and pending parts "
-                f"is in {shown / 'overrides.new.yaml'}")
+        return (f"kept your edited {shown / 'overrides.yaml'}; its scores apply to a run given --overrides "
+                f"{shown / 'overrides.yaml'} (or, imported once, with `grade review {shown} --import "
+                f"{shown / 'overrides.yaml'}`); the current list of groups and pending parts is in "
+                f"{shown / 'overrides.new.yaml'}")
     write_atomic(target, hashed())
     write_atomic(stamp, digest.hexdigest() + "\n")
     return f"wrote {shown / 'overrides.yaml'}: fill in scores and rerun with --overrides {shown / 'overrides.yaml'}"
