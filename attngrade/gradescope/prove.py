@@ -28,6 +28,12 @@ def prove_autograder(root: Path) -> int:
     proof = prove_homework(given, bank=bank)
     for note in proof.notes:
         print(f"attngrade self-check: {note}")
+    if proof.layers:
+        active = "; ".join(str(a) for a in proof.layers.get("active") or [])
+        missing = "; ".join(f"{name} ({why})" for name, why in (proof.layers.get("missing") or {}).items())
+        print(f"attngrade self-check: a job here runs with: {active}")
+        if missing:
+            print(f"attngrade self-check: not available here: {missing}")
     if not proof.unproven:
         print(f"attngrade self-check: this container grades {homework.id}'s code parts (the reference earns full "
               "marks on each)" if given.reference is not None else "attngrade self-check: nothing to prove")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -35,6 +35,7 @@ class Proof:
 
     unproven: Mapping[Check, str]
     notes: tuple[str, ...] = ()
+    layers: Mapping[str, Any] = field(default_factory=dict)  # the reference's jobs' layers: active, missing
 
     def holds(self, key: TaskKey) -> bool:
         return (key.homework, key.part, key.index) not in self.unproven
@@ -65,6 +66,7 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
     wanted = code_checks(tasks, assignments)
     unproven: dict[Check, str] = {}
     notes = []
+    layers: dict[str, Any] = {}
     for homework in sorted({hw for hw, _, _ in wanted}):
         given = assignments[homework]
         if given.self_check:
@@ -74,13 +76,20 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
         if note:
             notes.append(note)
         for (part, index), outcome in found.items():
+            layers = layers or _layers(outcome)
             why = _shortfall(given, part, index, outcome) or _exposed(given, outcome, private)
             if why:
                 unproven[(homework, part, index)] = why
     for (homework, part, _), why in sorted(unproven.items()):
         notes.append(f"{homework} {part}: the reference solution's code did not earn full marks on this machine "
                      f"({why}); no student's code was graded for it, and those points wait for course staff")
-    return Proof(unproven, tuple(dict.fromkeys(notes)))
+    return Proof(unproven, tuple(dict.fromkeys(notes)), layers)
+
+
+def _layers(outcome: Outcome | None) -> dict[str, Any]:
+    """The isolation layers a job of `outcome` had, as the sandbox reported them ({} if none ran)."""
+    found = (((outcome.evidence if outcome else {}).get("sandbox") or {}).get("layers")) or {}
+    return dict(found) if isinstance(found, Mapping) else {}
 
 
 def _exposed(given: Assignment, outcome: Outcome | None, private: tuple[Path, ...]) -> str:
