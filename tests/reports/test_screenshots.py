@@ -10,11 +10,14 @@ docs/screenshots/ with the same helpers.
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import replace
 from pathlib import Path
 
 import screenshots
 
+from attngrade.cli import main
 from attngrade.grading import assignment, grade_submission
 from attngrade.problems.keys import load_keys
 from attngrade.problems import load_homework
@@ -94,12 +97,18 @@ def test_heatmap_axes_carry_the_problems_names_readably(open_page, out, tmp_path
     assert "no requirement on this query" in page.locator('[id="part-1e.ii"] .plot svg').text_content()
 
 
-def test_matrix_brackets_grow_with_the_matrix(open_page, out, tmp_path):
-    page, problems = open_page(out / "transposed-block" / "report.html")
+def test_matrix_brackets_grow_with_the_matrix(open_page, tmp_path):
+    # A course's own homework that asks for the 2×2 shift block alone (a math field, a matrix): the
+    # bundled parts read matrices into other forms (Fa22 1c takes the whole d×d matrix as text).
+    homework = ROOT / "tests" / "data" / "homeworks"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["run", str(homework / "shift-block-class"), "--homework", str(homework / "shift-block"),
+                     "-o", str(tmp_path / "out")]) == 0
+    page, problems = open_page(tmp_path / "out" / "seed-003" / "report.html")
     shot_of(page, tmp_path / "matrix.png")
     assert problems == []
     assert_laid_out(page)
-    matrix = page.locator('[id="part-1c"] .answer math').first
+    matrix = page.locator('[id="part-block"] .answer math').first
     matrix.screenshot(path=str(tmp_path / "matrix-answer.png"))
     table = matrix.locator("mtable").bounding_box()
     brackets = matrix.locator("mtable").locator("xpath=..").locator(":scope > mo")
