@@ -123,6 +123,7 @@ class Homework:
     course: str
     problems: tuple[Problem, ...]
     unreadable: Unreadable = Unreadable.PENDING
+    anonymous: bool = False  # staff grade it without student ids (`grade review`), unless the instructor lifts it
 
     @cached_property
     def parts(self) -> tuple[Part, ...]:
