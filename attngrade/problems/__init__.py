@@ -127,7 +127,8 @@ class Bank:
                                   tuple(p for p in problem.parts if p.id in set(map(str, selected))))
             problems.append(problem)
         return Homework(id=data["id"], title=data.get("title", ""), course=data.get("course", ""),
-                        problems=tuple(problems), unreadable=_unreadable(data.get("unreadable", "pending"), where))
+                        problems=tuple(problems), unreadable=_unreadable(data.get("unreadable", "pending"), where),
+                        anonymous=_anonymous(data.get("anonymous", False), where))
 
     def _load_problem(self, problem_id: str, points: tuple[tuple[str, float], ...] = ()) -> Problem:
         data = self._read("library", problem_id)
@@ -235,7 +236,7 @@ def load_problem(problem_id: str, points: tuple[tuple[str, float], ...] = ()) ->
 # What each mapping of a homework or problem file may hold: any other key is a typo (`pionts`,
 # `statment`) that would otherwise be dropped without a word, or crash the run later.
 KEYS = {
-    "homework": ("schema", "id", "title", "course", "problems", "unreadable"),
+    "homework": ("schema", "id", "title", "course", "problems", "unreadable", "anonymous"),
     "problem entry": ("id", "parts", "points"),
     "problem": ("schema", "id", "title", "source", "intro", "symbol_sets", "parts"),
     "part": ("id", "points", "statement", "symbols", "free_scalar", "juxtaposed_inner", "fields", "checks", "rubric"),
@@ -342,6 +343,15 @@ def _field(name: str, spec: Mapping[str, Any], sets: Mapping[str, Any], where: s
     return Field(name=str(name), kind=kind, expect=spec.get("expect"),
                  shape=tuple(shape) if shape else None, options=options,
                  percent=bool(spec.get("percent", False)), filename=spec.get("filename"), table=table)
+
+
+def _anonymous(value: Any, where: str) -> bool:
+    """A homework's `anonymous:`: whether staff grade it without student ids. A YAML boolean as
+    written; anything else (a quoted "true", a 1) is refused, never taken for one or the other."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: anonymous: {value!r} is not true or false; write 'anonymous: true' (course "
+                          "staff grade without student ids in grade review) or leave it out")
+    return value
 
 
 def _unreadable(value: Any, where: str) -> Unreadable:
