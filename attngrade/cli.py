@@ -144,8 +144,7 @@ def _add_export(sub: Any) -> None:
     export.add_argument("--homework", default=None, metavar="ID",
                         help="the homework to export, when the run graded several (one column holds one)")
     export.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
-                        help="the CSV to write (default: OUT/export-FORMAT.csv; export-HOMEWORK-FORMAT.csv "
-                             "where the run graded several homeworks)")
+                        help="the CSV to write (default: OUT/export-HOMEWORK-FORMAT.csv)")
 
 
 def _add_new_homework(sub: Any) -> None:

@@ -42,8 +42,8 @@ class Names:
 
     A name is its submission's own: another file claiming it (`aaa.yaml` saying `student: zoe`
     beside `zoe.yaml`) does not get it. Of two submissions named alike, a shallower one keeps
-    it: `mallory/zoe/` inside Mallory's folder (which makes hers a class folder, read before
-    `zoe/`) can never take the name of Zoe at the top of the class. At one depth an answers file
+    it: a `section-b/zoe/` inside a folder of sections can never take the name of Zoe at the top of
+    the class (a folder with answers of its own is one student's, and answers nested in it are passed over). At one depth an answers file
     or folder keeps it from a stray file (`zoe.txt` beside `zoe.yaml`), and then the first does.
     (A name is ranked by where it is, before the files are read: a shallower `zoe.yaml` that
     says `student: zoe-smith` still outranks a nested `zoe/`, which is then listed as `zoe-2`.)"""

@@ -70,7 +70,7 @@ def test_requests_are_imported_answered_and_reach_the_report_the_audit_log_and_t
     assert next(p for p in results["s05"]["parts"] if p["id"] == "1a")["score"] == item["points"]
     assert next(p for p in results["s08"]["parts"] if p["id"] == "1b")["score"] == 4.0
     code, said, _ = quiet("export", str(out), "--format", "canvas")
-    assert code == 0 and "2 answered regrade requests" in said and "export-canvas.csv" in said
+    assert code == 0 and "2 answered regrade requests" in said and "export-cs224n-w21-a5-canvas.csv" in said
     rows = list(csv.DictReader((out / f"requests-{HW}.csv").open(encoding="utf-8")))
     assert [(r["student"], r["part"], r["answered by"]) for r in rows] == [("s05", "1a", "bob"), ("s08", "1b", "alice")]
     assert rows[0]["reply"] == "You are right: the first item holds." and rows[0]["score"] == str(item["points"])
