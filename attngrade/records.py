@@ -124,6 +124,7 @@ class Homework:
     problems: tuple[Problem, ...]
     unreadable: Unreadable = Unreadable.PENDING
     anonymous: bool = False  # staff grade it without student ids (`grade review`), unless the instructor lifts it
+    ignore: tuple[str, ...] = ()  # file-name patterns a submission may hold that no part reads, and none is told of
 
     @cached_property
     def parts(self) -> tuple[Part, ...]:

@@ -3,17 +3,23 @@
 A student who hands in a notebook, a checkpoint or a plot that no part of the homework reads must
 hear so, not find out from a grade: the note lists them by their place in the folder. A file is
 read when it is the answers file or bears the name of a file a part asks for (code is found at any
-depth, so the name decides). The folder is listed within the same bounds as any search of it.
+depth, so the name decides). A homework's `ignore:` patterns name files it expects and does not read
+(plots, logs); those are not listed. The folder is listed within the same bounds as any search of it.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 from ..intake.walk import MAX_SUBMISSION_ENTRIES, Budget, walk
 from ..records import Homework, Submission
 
 SHOWN = 12  # names listed before "and N more"
+
+
+def _expected(rel: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], p) for p in patterns)
 
 
 def not_read(homework: Homework, submission: Submission) -> tuple[str, ...]:
@@ -24,8 +30,9 @@ def not_read(homework: Homework, submission: Submission) -> tuple[str, ...]:
     wanted = {f.filename for part in homework.parts for f in part.fields if f.kind == "file" and f.filename}
     answers = Path(submission.path).name if submission.path else None
     budget = Budget(MAX_SUBMISSION_ENTRIES)
-    left = [path.relative_to(folder).as_posix() for path, _ in walk(folder, budget)
-            if path.name not in wanted and not (path.parent == folder and path.name == answers)]
+    left = [rel for path, _ in walk(folder, budget)
+            if path.name not in wanted and not (path.parent == folder and path.name == answers)
+            and not _expected(rel := path.relative_to(folder).as_posix(), homework.ignore)]
     if not left:
         return ()
     shown = ", ".join(sorted(left)[:SHOWN]) + (f" and {len(left) - SHOWN} more" if len(left) > SHOWN else "")

@@ -128,7 +128,8 @@ class Bank:
             problems.append(problem)
         return Homework(id=data["id"], title=data.get("title", ""), course=data.get("course", ""),
                         problems=tuple(problems), unreadable=_unreadable(data.get("unreadable", "pending"), where),
-                        anonymous=_anonymous(data.get("anonymous", False), where))
+                        anonymous=_anonymous(data.get("anonymous", False), where),
+                        ignore=_ignore(data.get("ignore", []), where))
 
     def _load_problem(self, problem_id: str, points: tuple[tuple[str, float], ...] = ()) -> Problem:
         data = self._read("library", problem_id)
@@ -236,7 +237,7 @@ def load_problem(problem_id: str, points: tuple[tuple[str, float], ...] = ()) ->
 # What each mapping of a homework or problem file may hold: any other key is a typo (`pionts`,
 # `statment`) that would otherwise be dropped without a word, or crash the run later.
 KEYS = {
-    "homework": ("schema", "id", "title", "course", "problems", "unreadable", "anonymous"),
+    "homework": ("schema", "id", "title", "course", "problems", "unreadable", "anonymous", "ignore"),
     "problem entry": ("id", "parts", "points"),
     "problem": ("schema", "id", "title", "source", "intro", "symbol_sets", "parts"),
     "part": ("id", "points", "statement", "symbols", "free_scalar", "juxtaposed_inner", "fields", "checks", "rubric"),
@@ -352,6 +353,15 @@ def _anonymous(value: Any, where: str) -> bool:
         raise ConfigError(f"{where}: anonymous: {value!r} is not true or false; write 'anonymous: true' (course "
                           "staff grade without student ids in grade review) or leave it out")
     return value
+
+
+def _ignore(value: Any, where: str) -> tuple[str, ...]:
+    """A homework's `ignore:`: file-name patterns (fnmatch: `*.png`, `wandb/*`) of files a submission may
+    hold that no part reads and the student is not told of."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(f"{where}: ignore: {value!r} is not a list of file-name patterns; write e.g. "
+                          "ignore: ['*.png', 'wandb/*']")
+    return tuple(v.strip() for v in value)
 
 
 def _unreadable(value: Any, where: str) -> Unreadable:

@@ -22,3 +22,34 @@ def test_a_checkpoint_a_plot_and_an_extra_notebook_are_named_as_not_read(tmp_pat
         assert read not in note
     report = next((tmp_path / "out").rglob("report.html")).read_text(encoding="utf-8")
     assert "not read" in report and "plots/loss.png" in report
+
+
+def test_files_a_homework_expects_and_ignores_are_not_named(tmp_path):
+    from dataclasses import replace
+
+    from attngrade.grading.unread import not_read
+    from attngrade.intake.submissions import load_submission
+    from attngrade.problems import load_homework
+
+    submission = load_submission(DATA / "amy")
+    homework = replace(load_homework("cs224n-w21-a5"), ignore=("*.png", "scratch.ipynb"))
+    (note,) = not_read(homework, submission)
+    assert "vanilla.finetune.params" in note and "loss.png" not in note and "scratch.ipynb" not in note
+
+
+def test_a_homework_declares_what_it_ignores_as_a_list_of_patterns(tmp_path):
+    import shutil
+
+    import pytest
+
+    from attngrade.errors import ConfigError
+    from attngrade.problems import HomeworkFolder
+
+    folder = tmp_path / "hw"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "homeworks" / "shift-block", folder)
+    text = (folder / "homework.yaml").read_text(encoding="utf-8")
+    (folder / "homework.yaml").write_text(text + "ignore: ['*.png', 'wandb/*']\n", encoding="utf-8")
+    assert HomeworkFolder(folder).load_homework("shift-block-quiz").ignore == ("*.png", "wandb/*")
+    (folder / "homework.yaml").write_text(text + "ignore: '*.png'\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="ignore: .* is not a list of file-name patterns"):
+        HomeworkFolder(folder).load_homework("shift-block-quiz")
