@@ -74,7 +74,7 @@ def test_check_works_without_solutions_and_leaks_no_key(root, tmp_path):
     out = grade("check", str(root / "examples/cs224n-w21-a5/partial.yaml"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "c2 read as: u_b" in out.stdout
-    assert "compared with the key when your course staff grades it" in out.stdout
+    assert "compared with the key when your submission is graded" in out.stdout
     assert "expected answer" not in out.stdout and "u_a" not in out.stdout.split("1e.i")[1].split("1e.ii")[0]
 
 

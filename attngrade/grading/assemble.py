@@ -21,7 +21,7 @@ from .tasks import TaskKey
 UNREAD = "could not read this answer, so course staff will grade it; what the reader found:"
 PARTLY = ("partly pending: the fields that could be read were graded; the points of those that could not wait "
           "for course staff, and what the reader found is said below")
-UNCHECKED = Outcome(0.0, ("read; compared with the key when your course staff grades it",), unchecked=True)
+UNCHECKED = Outcome(0.0, ("read; compared with the key when your submission is graded",), unchecked=True)
 
 
 def assemble(plan: Plan, outcomes: Mapping[TaskKey, Outcome]) -> list[Result]:
