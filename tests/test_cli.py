@@ -40,7 +40,7 @@ def test_run_example_class_writes_every_output(root, tmp_path):
         assert set(r) >= {"student", "homework", "score", "max_score", "parts"}
         assert (out / r["student"] / "report.html").is_file()
         for p in r["parts"]:
-            assert p["status"] in {"correct", "partial", "incorrect", "invalid", "missing", "pending"}
+            assert p["status"] in {"correct", "partial", "incorrect", "invalid", "missing", "pending", "partly pending"}
     rows = list(csv.DictReader((out / "grades.csv").open()))
     assert len(rows) == len(results)
     full = next(row for row in rows if row["student"] == "full-marks")
