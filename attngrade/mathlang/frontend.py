@@ -25,7 +25,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import MathError
-from .macros import Definition, definition_spans, expand, find_definitions
+from .macros import Definition, definition_spans, expand, find_definitions, walkable
 from .rewrite import Rewritten, Rule, apply_edits, run_rules, start
 
 # Environments whose `&` and `\\` lay out one chain of equalities.
@@ -124,6 +124,9 @@ def _macros(out: Rewritten, definitions: tuple[Definition, ...], max_length: int
 
 def _environments(out: Rewritten) -> None:
     from pylatexenc.latexwalker import LatexWalker, LatexWalkerError
+
+    if not walkable(out.text):
+        return  # a brace or bracket left open: the grammar says where
 
     try:
         nodes, _, _ = LatexWalker(out.text, tolerant_parsing=True).get_latex_nodes()

@@ -47,9 +47,9 @@ def find_definitions(text: str) -> tuple[Definition, ...]:
     """The macro definitions in `text` (a file's text, or an answer), in order; a later
     `\\renewcommand` or `\\def` of a name replaces the earlier one, `\\providecommand` never does."""
     found: dict[str, Definition] = {}
-    for m in _DEFINING.finditer(text):
-        if len(found) >= MAX_DEFINITIONS:
-            break
+    for attempt, m in enumerate(_DEFINING.finditer(text)):
+        if len(found) >= MAX_DEFINITIONS or attempt >= 2 * MAX_DEFINITIONS:
+            break  # a file of thousands of `\newcommand` that define nothing costs no more than a preamble
         if _commented(text, m.start()):
             continue
         parsed = _definition(m.group(1), text[m.start():m.start() + WINDOW])
@@ -65,9 +65,11 @@ def find_definitions(text: str) -> tuple[Definition, ...]:
 def definition_spans(text: str) -> list[tuple[int, int]]:
     """Where definitions stand in `text` (an answer that defines a macro before using it)."""
     spans = []
-    for m in _DEFINING.finditer(text):
+    for attempt, m in enumerate(_DEFINING.finditer(text)):
+        if attempt >= 2 * MAX_DEFINITIONS:
+            break
         parsed = _definition(m.group(1), text[m.start():m.start() + WINDOW])
-        if parsed is not None and len(spans) < MAX_DEFINITIONS:
+        if parsed is not None:
             spans.append((m.start(), m.start() + parsed[1]))
     return spans
 
@@ -78,33 +80,32 @@ def _commented(text: str, at: int) -> bool:
     return any(ch == "%" and (i == 0 or line[i - 1] != "\\") for i, ch in enumerate(line))
 
 
+# `\newcommand{\outer}[2][x]{...}`, `\renewcommand*\vk{...}`, `\DeclareMathOperator*{\sm}{softmax}`: the head of a
+# definition, up to the brace that opens its body (scanned by brace matching, never by pylatexenc, whose
+# tolerant parser backtracks exponentially over unclosed arguments).
+_COMMAND = re.compile(r"\\(?:newcommand|renewcommand|providecommand)\*?\s*(?:\{\s*\\(?P<braced>[A-Za-z]+)\s*\}"
+                      r"|\\(?P<bare>[A-Za-z]+))\s*(?:\[\s*(?P<count>\d)\s*\])?\s*(?:\[(?P<default>[^\[\]{}]{0,200})\])?\s*\{")
+_OPERATOR = re.compile(r"\\DeclareMathOperator\*?\s*(?:\{\s*\\(?P<braced>[A-Za-z]+)\s*\}|\\(?P<bare>[A-Za-z]+))\s*\{")
+
+
 def _definition(kind: str, window: str) -> tuple[Definition, int] | None:
     """One definition at the start of `window`, and how many characters it takes."""
     if kind == "def":
         return _tex_def(window)
-    from pylatexenc.latexwalker import LatexWalker, LatexWalkerError
-
-    try:
-        nodes, _, _ = LatexWalker(window, tolerant_parsing=True).get_latex_nodes(pos=0, read_max_nodes=1)
-    except (LatexWalkerError, RecursionError, IndexError):
+    m = (_OPERATOR if kind == "DeclareMathOperator" else _COMMAND).match(window)
+    if m is None:
         return None
-    node = nodes[0] if nodes else None
-    args = list(getattr(getattr(node, "nodeargd", None), "argnlist", None) or [])
+    close = _closing_brace(window, m.end() - 1)
+    if close is None:
+        return None
+    name, body = m.group("braced") or m.group("bare"), window[m.end():close]
     if kind == "DeclareMathOperator":
-        if len(args) < 3 or args[1] is None or args[2] is None:
-            return None
-        name, body = _macro_name(args[1]), _inside(window, args[2])
-        made = Definition(name, 0, None, f"\\operatorname{{{body}}}") if name and body is not None else None
+        made = Definition(name, 0, None, f"\\operatorname{{{body}}}")
     else:
-        if len(args) < 5 or args[1] is None or args[4] is None:
-            return None
-        name, body = _macro_name(args[1]), _inside(window, args[4])
-        count = _inside(window, args[2]) if args[2] is not None else "0"
-        default = _inside(window, args[3]) if args[3] is not None else None
-        made = _made(name, count, default, body)
+        made = _made(name, m.group("count"), m.group("default"), body)
     if made is None or made.name in _RESERVED or len(made.body) > MAX_BODY:
         return None
-    return made, node.pos + node.len
+    return made, close + 1
 
 
 def _made(name: str | None, count: str | None, default: str | None, body: str | None) -> Definition | None:
@@ -114,22 +115,6 @@ def _made(name: str | None, count: str | None, default: str | None, body: str | 
     if default is not None and int(count) == 0:
         return None
     return Definition(name, int(count), default, body)
-
-
-def _macro_name(arg: Any) -> str | None:
-    """`{\\vk}` or `\\vk` as `vk`."""
-    text = arg.latex_verbatim().strip()
-    if text.startswith("{") and text.endswith("}"):
-        text = text[1:-1].strip()
-    m = _NAME.fullmatch(text)
-    return m.group(1) if m else None
-
-
-def _inside(window: str, arg: Any) -> str | None:
-    text = window[arg.pos:arg.pos + arg.len]
-    if len(text) >= 2 and text[0] in "{[" and text[-1] in "}]":
-        return text[1:-1]
-    return text
 
 
 _TEX_DEF = re.compile(r"\\def\s*\\([A-Za-z]+)\s*((?:#[1-9]){0,9})\s*\{")
@@ -241,11 +226,44 @@ def _substitute(definition: Definition, args: list[str | None]) -> str:
                   definition.body)
 
 
+MAX_NESTING = 40  # braces and brackets, as the parser's own limit
+
+
+def walkable(text: str) -> bool:
+    """Whether pylatexenc may read `text`: its braces and brackets nest properly (none left open, none
+    closed by the other kind) and at most MAX_NESTING deep. Its tolerant parser backtracks over an argument
+    left open, exponentially in how many are (`\\sqrt[\\sqrt[...`), so text that is not walkable is never
+    given to it; `%` starts a comment to the end of the line, as pylatexenc reads it."""
+    stack: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "%":
+            end = text.find("\n", i)
+            i = n if end == -1 else end
+            continue
+        if ch in "{[":
+            stack.append(ch)
+            if len(stack) > MAX_NESTING:
+                return False
+        elif ch in "}]":
+            if not stack or stack.pop() != ("{" if ch == "}" else "["):
+                return False
+        i += 1
+    return not stack
+
+
 def _calls(text: str, definitions: tuple[Definition, ...]) -> list[tuple[int, int, str, list[str]]]:
     """Each call of a defined macro in `text`, outermost first: (start, end, name, its arguments)."""
     names = {d.name for d in definitions}
     if not any(re.search(r"\\" + name + r"(?![A-Za-z])", text) for name in names):
         return []
+    if not walkable(text):
+        raise MathError("your macros are called in text whose braces or brackets do not pair up; close each one",
+                        0, len(text))
     from pylatexenc.latexwalker import LatexWalker, LatexWalkerError
 
     try:

@@ -416,3 +416,22 @@ def test_exp_tower_4_squared(isolated_results):
 
 def test_sin_of_6400_digit_number_in_denominator(isolated_results):
     _check_isolated(isolated_results, "sin-of-6400-digit-number-in-denominator")
+
+
+# pylatexenc's tolerant parser backtracks over every argument left open: `\sqrt[` thirty times would take
+# hours. The front end gives it only text whose braces and brackets pair up, and reads definitions itself.
+@pytest.mark.parametrize("text", [r"\begin{aligned}" + r"\sqrt[" * 30 + r"\end{aligned}",
+                                  r"\begin{bmatrix}" + r"\frac{" * 30 + r"\end{bmatrix}",
+                                  r"\newcommand{\x}{" * 30 + r"\x",
+                                  r"\newcommand{\x}[2][" * 30 + "a"])
+def test_open_arguments_in_latex_are_refused_quickly(text):
+    rejected_quickly(text)
+
+
+def test_a_file_of_broken_definitions_is_scanned_quickly():
+    from attngrade.mathlang.macros import find_definitions
+
+    start = time.perf_counter()
+    assert find_definitions(r"\newcommand{" * 100_000 + r"\sqrt[" * 1000) == ()
+    assert len(find_definitions(r"\newcommand{\a}{x}" * 100_000)) == 1  # one name, defined again and again
+    assert time.perf_counter() - start < BUDGET
