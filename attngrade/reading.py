@@ -23,6 +23,7 @@ from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
 from .records import Field, Part
 from .runtime.deadline import BudgetExceeded, time_limit
+from .runtime.files import UNREADABLE, NotRead, read_bounded
 from .runtime.text import did_you_mean, safe_text
 
 # A yes/no question is answered in words as often as with yes or no ("Could c_2 approximate
@@ -278,6 +279,38 @@ class FileReading:
         return f"{self.name} ({self.lines} lines)"
 
 
+@dataclass(frozen=True)
+class BinaryFileReading(FileReading):
+    """A binary file of a submission (a model checkpoint): vetted, sized and hashed when it is read, and
+    read again, within the same bound and to the same hash, only by the check that needs its bytes, so a
+    class's checkpoints are never all held in memory. Tasks, groups and reports know it by name and hash."""
+
+    path: str = ""
+    size: int = 0
+    limit: int = 0
+
+    @classmethod
+    def at(cls, path: Path | str, limit: int) -> "BinaryFileReading":
+        """The file at `path`: a regular file of its own (never a link or a second name) of at most `limit`
+        bytes, or `runtime.files.NotRead` saying why not."""
+        data = read_bounded(path, limit)
+        return cls(Path(path).name, hashlib.sha256(data).hexdigest(), 0, b"", str(path), len(data), limit)
+
+    def data(self) -> bytes:
+        """Its bytes, read again within the same bound; NotRead if they are no longer the ones hashed."""
+        data = read_bounded(self.path, self.limit)
+        if hashlib.sha256(data).hexdigest() != self.sha256:
+            raise NotRead("changed after it was read; submit it again", UNREADABLE)
+        return data
+
+    @property
+    def text(self) -> str:
+        raise TypeError(f"{self.name} is a binary file: no check reads it as text")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.size} bytes)"
+
+
 def read_number(part: Part, field: Field, raw: Any) -> NumberReading:
     _refuse_odd_scalars(part, field, raw, "a number")
     if isinstance(raw, (int, float)):
@@ -361,6 +394,11 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None,
         hint = did_you_mean(name, present, " (did you mean {}?)", cutoff=0.8)
         raise FieldError(part.id, field.name, f"{name} is not in your submission folder{hint}; put it next to "
                                               "your answers file, with exactly this name, and submit again")
+    if field.binary:
+        try:
+            return BinaryFileReading.at(path, field.max_bytes)
+        except NotRead as err:
+            raise FieldError(part.id, field.name, f"{name} {err.reason}") from None
     size = path.stat().st_size
     if size > field.max_bytes:
         raise FieldError(part.id, field.name, f"{name} is {size} bytes; at most {field.max_bytes} are read")

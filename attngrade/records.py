@@ -56,6 +56,7 @@ class Field:
     percent: bool = False  # number only: 5, 5%, 0.05 and 25/500 may all mean five percent
     filename: str | None = None  # file only: the file's name in the submission folder
     max_bytes: int = 10_000_000  # file only
+    binary: bool = False  # file only: bytes (a model checkpoint), never read as text
     table: SymbolTable | None = None  # math only: this field's own symbols, if not the part's
 
 

@@ -241,7 +241,8 @@ KEYS = {
     "problem entry": ("id", "parts", "points"),
     "problem": ("schema", "id", "title", "source", "intro", "symbol_sets", "parts"),
     "part": ("id", "points", "statement", "symbols", "free_scalar", "juxtaposed_inner", "fields", "checks", "rubric"),
-    "field": ("kind", "expect", "shape", "options", "percent", "filename", "symbols", "free_scalar"),
+    "field": ("kind", "expect", "shape", "options", "percent", "filename", "binary", "max_bytes", "symbols",
+              "free_scalar"),
     "check": ("check", "fields", "points", "params", "optional"),
 }
 
@@ -341,9 +342,18 @@ def _field(name: str, spec: Mapping[str, Any], sets: Mapping[str, Any], where: s
     if spec.get("symbols") is not None:
         table = SymbolTable.from_data(_symbols(spec["symbols"], sets, f"{where}, field {name}"),
                                       free_scalar=bool(spec.get("free_scalar", False)))
+    max_bytes = spec.get("max_bytes", Field.max_bytes)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or not 0 < max_bytes <= 1 << 30:
+        raise ConfigError(f"{where}: field {name}: max_bytes must be a whole number of bytes, at most 1 GiB")
+    binary = spec.get("binary", False)
+    if not isinstance(binary, bool):
+        raise ConfigError(f"{where}: field {name}: binary: {binary!r} is not true or false")
+    if binary and kind != "file":
+        raise ConfigError(f"{where}: field {name}: only a file field may be binary")
     return Field(name=str(name), kind=kind, expect=spec.get("expect"),
                  shape=tuple(shape) if shape else None, options=options,
-                 percent=bool(spec.get("percent", False)), filename=spec.get("filename"), table=table)
+                 percent=bool(spec.get("percent", False)), filename=spec.get("filename"), table=table,
+                 max_bytes=max_bytes, binary=binary)
 
 
 def _anonymous(value: Any, where: str) -> bool:

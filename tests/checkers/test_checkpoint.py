@@ -529,3 +529,45 @@ def test_a_model_that_ties_everywhere_cannot_cover_a_copied_file(torch, parts, v
     assert outcome.evidence["flags"] == ["2f-required: vanilla.finetune.params agrees with "
                                          "vanilla.pretrain.dev.predictions on 30 of 30 sampled dev rows only up to "
                                          "ties between characters: a trained model rarely ties so often"]
+
+
+
+# -- a binary file field --------------------------------------------------------------------------
+def test_a_binary_file_field_reads_a_checkpoint_by_name_size_and_hash_and_its_bytes_again(parts, vanilla, tmp_path):
+    from attngrade.reading import BinaryFileReading, FieldError, read_field
+    from attngrade.records import Field
+
+    part = parts["2f"]
+    field = Field("checkpoint", "file", filename="vanilla.finetune.params", binary=True, max_bytes=MAX_BYTES)
+    raw = vanilla["path"].read_bytes()
+    reading = read_field(part, field, None, vanilla["path"].parent)
+    assert isinstance(reading, BinaryFileReading) and reading.packed == b""  # no bytes kept
+    assert (reading.size, reading.sha256, reading.data()) == (len(raw), hashlib.sha256(raw).hexdigest(), raw)
+    as_text = Field("checkpoint", "file", filename="vanilla.finetune.params")
+    with pytest.raises(FieldError, match="is not UTF-8 text"):
+        read_field(part, as_text, None, vanilla["path"].parent)
+    small = Field("checkpoint", "file", filename="vanilla.finetune.params", binary=True, max_bytes=1000)
+    with pytest.raises(FieldError, match=f"is {len(raw)} bytes; at most 1000 are read"):
+        read_field(part, small, None, vanilla["path"].parent)
+    os.link(vanilla["path"], tmp_path / "vanilla.finetune.params")
+    with pytest.raises(FieldError, match="is a hard link"):
+        read_field(part, field, None, tmp_path)
+
+
+def test_only_a_file_field_may_be_binary_and_its_bound_is_a_whole_number(tmp_path):
+    import shutil
+
+    folder = tmp_path / "bank"
+    shutil.copytree(BANK, folder)
+    library = folder / "library" / "a5-checkpoint.yaml"
+    text = library.read_text(encoding="utf-8")
+    marked = "checkpoint: {kind: file, filename: vanilla.finetune.params}"
+    library.write_text(text.replace(marked, marked[:-1] + ", binary: true, max_bytes: 33554432}", 1), encoding="utf-8")
+    field = next(f for f in Bank(folder).load_homework("a5-checkpoint").parts[0].fields if f.name == "checkpoint")
+    assert field.binary and field.max_bytes == 33554432
+    for wrong, said in (("accuracy: {kind: number, percent: true}", "only a file field may be binary"),
+                        (marked, "max_bytes must be a whole number")):
+        odd = wrong[:-1] + (", binary: true}" if "number" in wrong else ", max_bytes: 1.5}")
+        library.write_text(text.replace(wrong, odd, 1), encoding="utf-8")
+        with pytest.raises(ConfigError, match=said):
+            Bank(folder).load_homework("a5-checkpoint")
