@@ -38,13 +38,14 @@ CASES = frozenset({"cases", "cases*", "dcases", "rcases", "numcases"})
 # What may open the next line of a chain laid out over lines: a relation or an operator.
 _CONTINUES = re.compile(r"\s*(?:\\(?:q?quad(?![A-Za-z])|[,;:! ])\s*)*(?:=|\\approx|≈|\\simeq|\\equiv|\\coloneqq|:=|\+|-|−|\\cdot|\\times|\\le|\\ge|$)")
 _BEGIN = re.compile(r"\\begin\s*\{\s*([A-Za-z]+\*?)\s*\}")
+_OTHER_ENVIRONMENT = re.compile(r"\\begin\s*\{(?![pbBvV]?matrix\})")
 
 
 def prepare(out: Rewritten, definitions: tuple[Definition, ...], max_length: int) -> None:
     """Macros, environments, wrappers and Unicode of `out.text`, undone in that order; then matrices
     written as a Markdown table or with `;` between rows."""
     _macros(out, definitions, max_length)
-    if "\\begin" in out.text:
+    if _OTHER_ENVIRONMENT.search(out.text):  # bmatrix, pmatrix, ... the grammar reads itself
         _environments(out)
     _wrappers(out)
     if not out.text.isascii():
@@ -209,9 +210,13 @@ _DROPPED = re.compile(r"\\(?:tag|label|eqref|ref)\*?\s*\{[^{}]{0,80}\}|\\(?:nonu
                       r"(?![A-Za-z])|\\(?:color)\s*\{[A-Za-z]{1,20}\}")
 
 
+_WRAPPING = ("\\boxed", "box", "\\color", "color{", "\\under", "\\over", "\\mathbin", "\\mathrel", "\\mathord",
+             "\\mathop", "\\ensuremath", "\\displaylines", "\\tag", "\\label", "ref", "\\no", "limits")
+
+
 def _wrappers(out: Rewritten) -> None:
     """`\\boxed{X}` is X; `\\tag{1}` and `\\label{eq}` are nothing."""
-    if "\\" not in out.text:
+    if not any(command in out.text for command in _WRAPPING):
         return
     edits = [(m.start(), m.end(), " ") for m in _DROPPED.finditer(out.text)]
     if edits:

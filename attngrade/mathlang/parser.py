@@ -230,12 +230,15 @@ def _build(rewritten: Rewritten, table: SymbolTable, limits: Limits) -> tuple[An
     return node, ctx
 
 
+_DIVIDES = re.compile(r"/|\\[dt]?frac|\^\s*\{?\s*-")
+
+
 def _only_divided(expr: Any, free: str | None, rewritten: Rewritten) -> None:
     """`\\alpha^{-1/4}(\\mu_a + \\mu_b)`: a constant of the student's own that appears only divided by
     grows the answer only as it tends to 0. Which way it goes is the student's to say (`, \\alpha \\to 0`);
     reading it as growing would be a guess, so the answer is left to course staff."""
-    if free is None or not isinstance(expr, sympy.Basic):
-        return
+    if free is None or not isinstance(expr, sympy.Basic) or not _DIVIDES.search(rewritten.text):
+        return  # nothing divides: a quick look at the text spares most answers the walk over the tree
     symbol = sympy.Symbol(free, positive=True)
     if not expr.has(symbol):
         return

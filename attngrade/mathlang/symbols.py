@@ -39,7 +39,9 @@ _LABEL_FIRST = re.compile(r"^(\\?[^\W\d_]+)(\^\{\(\w+\)\})(_\{?\\?[^\W_]+\}?)$")
 def normalize_name(text: str) -> str:
     """One spelling per name: `\\mu_{a}`, `mu_a`, `μ_a` all become `mu_a`; a label written before
     the index (`q^{(pos)}_i`) is the label after it (`q_i^{(pos)}`)."""
-    text = _LABEL_FIRST.sub(lambda m: m.group(1) + m.group(3) + m.group(2), text.strip())
+    text = text.strip()
+    if "^{(" in text and not text.endswith(")}"):
+        text = _LABEL_FIRST.sub(lambda m: m.group(1) + m.group(3) + m.group(2), text)
     m = _NAME.match(text)
     if not m:
         return text.strip()
