@@ -37,7 +37,9 @@ _ACTED_ON.update({c: f"\\U{c:08x}" for c in range(0xE0000, 0xE0080)})
 def printable(text: str) -> str:
     """`text` for a terminal, a spreadsheet cell or a page: what any of them would act on, or
     would not show, is shown as its escape."""
-    return text.translate(_ACTED_ON)
+    # Every character translated is one Python calls unprintable (controls, format characters such as
+    # the bidi and zero-width marks, line and paragraph separators): most text has none, and is kept.
+    return text if text.isprintable() else text.translate(_ACTED_ON)
 
 
 # Words only attngrade says of itself, on the sandbox's own word (its supervisor's status) or
