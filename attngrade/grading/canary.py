@@ -75,9 +75,10 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
         found, note = _reference_outcomes(given, checks, budget, bank)
         if note:
             notes.append(note)
-        for (part, index), outcome in found.items():
+        for outcome in found.values():
             layers = layers or _layers(outcome)
-            why = _shortfall(given, part, index, outcome) or _exposed(given, outcome, private)
+        for (part, index), outcome in found.items():
+            why = _shortfall(given, part, index, outcome) or _exposed(given, layers, private)
             if why:
                 unproven[(homework, part, index)] = why
     for (homework, part, _), why in sorted(unproven.items()):
@@ -92,12 +93,15 @@ def _layers(outcome: Outcome | None) -> dict[str, Any]:
     return dict(found) if isinstance(found, Mapping) else {}
 
 
-def _exposed(given: Assignment, outcome: Outcome | None, private: tuple[Path, ...]) -> str:
+def _exposed(given: Assignment, layers: Mapping[str, Any], private: tuple[Path, ...]) -> str:
     """Why something no job may read is within the jobs' reach ("" when it is not). A job with neither a
     minimal root nor Landlock (a container that refuses both) reads whatever its uid may: only file
-    permissions keep the keys, gold, reference, classmates' submissions and results from it."""
-    active = " ".join((((outcome.evidence if outcome else {}).get("sandbox") or {}).get("layers") or {})
-                      .get("active") or [])
+    permissions keep the keys, gold, reference, classmates' submissions and results from it. `layers`: those
+    of the reference's jobs on this host ({} when none ran: a check that started no job here proves nothing
+    of the host, and refuses nothing)."""
+    if not layers:
+        return ""
+    active = " ".join(str(a) for a in layers.get("active") or [])
     if "minimal root" in active or "Landlock" in active:
         return ""
     secrets = [given.reference.parent] if given.reference is not None else []
