@@ -571,3 +571,31 @@ def test_only_a_file_field_may_be_binary_and_its_bound_is_a_whole_number(tmp_pat
         library.write_text(text.replace(wrong, odd, 1), encoding="utf-8")
         with pytest.raises(ConfigError, match=said):
             Bank(folder).load_homework("a5-checkpoint")
+
+
+# -- through `grade run` --------------------------------------------------------------------------
+def test_grade_run_reads_a_checkpoint_beside_the_predictions_and_says_the_agreement(vanilla, tmp_path, capsys):
+    """An A5 submission folder as a student hands it in: the dev predictions, the checkpoint that wrote
+    them (binary, read by the bundled 2f part's checkpoint field) and an answers file."""
+    import shutil
+
+    from attngrade.cli import main
+
+    folder = tmp_path / "class" / "ada"
+    folder.mkdir(parents=True)
+    (folder / "answers.yaml").write_text("homework: cs224n-w21-a5\nstudent: ada\nanswers:\n  2f:\n    accuracy: 1%\n",
+                                         encoding="utf-8")
+    (folder / "vanilla.pretrain.dev.predictions").write_text("".join(f"{line}\n" for line in vanilla["lines"]),
+                                                             encoding="utf-8")
+    shutil.copyfile(vanilla["path"], folder / "vanilla.finetune.params")
+    # The bundled solutions: their reference holds no checkpoint, so the canary proves the host on the other
+    # code parts and refuses nothing for this one; the student's checkpoint is decoded.
+    main(["run", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "--workers", "1",
+          "--solutions", str(ROOT / "solutions")])
+    capsys.readouterr()
+    (result,) = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    part = next(p for p in result["parts"] if p["id"] == "2f")
+    assert any("vanilla.finetune.params: the checkpoint (a vanilla GPT: 2 layers, 8 heads, width 32, block 128) "
+               "reproduces 30 of 30 sampled rows of your dev predictions (vanilla.pretrain.dev.predictions)" in line
+               for line in part["feedback"]), part["feedback"]
+    assert not any("not read" in note and "vanilla.finetune.params" in note for note in result.get("notes", []))

@@ -16,7 +16,7 @@ def test_a_checkpoint_a_plot_and_an_extra_notebook_are_named_as_not_read(tmp_pat
     capsys.readouterr()
     (result,) = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     (note,) = [n for n in result.get("notes", []) if n.startswith("not read")]
-    for name in ("plots/loss.png", "scratch.ipynb", "vanilla.finetune.params"):
+    for name in ("plots/loss.png", "scratch.ipynb", "old-run.params"):
         assert name in note
     for read in ("answers.yaml", "dataset.py", "attention.py", "model.py"):
         assert read not in note
@@ -34,7 +34,7 @@ def test_files_a_homework_expects_and_ignores_are_not_named(tmp_path):
     submission = load_submission(DATA / "amy")
     homework = replace(load_homework("cs224n-w21-a5"), ignore=("*.png", "scratch.ipynb"))
     (note,) = not_read(homework, submission)
-    assert "vanilla.finetune.params" in note and "loss.png" not in note and "scratch.ipynb" not in note
+    assert "old-run.params" in note and "loss.png" not in note and "scratch.ipynb" not in note
 
 
 def test_a_homework_declares_what_it_ignores_as_a_list_of_patterns(tmp_path):
