@@ -794,7 +794,7 @@ def _entry(product: Any) -> Any:
     """The scalar in a 1×1 product, kept as `(x^T y)[0,0]` rather than expanded to a Sum."""
     if isinstance(product, sympy.MatrixBase):
         return product[0, 0]
-    if isinstance(product, sympy.MatAdd):  # x_1^T x_2 + p_1^T p_2, as a block product gives it
+    if isinstance(product, sympy.MatAdd):  # a sum of 1×1 products, as a block product gives it
         return sympy.Add(*[_entry(term) for term in product.args])
     return OneByOne(product, 0, 0)
 

@@ -46,7 +46,7 @@ ROWS: tuple[Row, ...] = (
     Row("student_macros", r"the student's own \newcommand, \renewcommand, \providecommand, \DeclareMathOperator and "
         r"\def, defined anywhere in the submission (a preamble, a notebook cell) or in the answer, expanded with "
         "their arguments (a note says so; bounded in depth, calls and length)", "students write their notation once",
-        r"\newcommand{\vk}{\mathbf{k}} C(\vk_a + \vk_b)", "C (k_a + k_b)", "macros, frontend"),
+        r"\newcommand{\vk}{\mathbf{k}} C \vk_a", "C k_a", "macros, frontend"),
     Row("display_environments", "aligned, align*, gather, split, equation (and their kin) as one chain of equalities: "
         "their & and \\\\ only lay it out; a line that does not go on with a relation or an operator is an error",
         "a derivation typeset over lines",
@@ -54,56 +54,56 @@ ROWS: tuple[Row, ...] = (
         "frontend, chain"),
     Row("matrix_environments", r"array (its column spec dropped), smallmatrix, bmatrix*[r] as matrices, also inside "
         r"\left[ \right]; cases is not read (course staff read it)", "every usual matrix environment",
-        r"\left[\begin{array}{c} x_1 \\ p_1 \end{array}\right]^T \begin{smallmatrix} x_2 \\ p_2 \end{smallmatrix}",
-        "p_1^T p_2 + x_1^T x_2", "frontend"),
+        r"\left[\begin{array}{c} x_1 \\ p_1 \end{array}\right]^T \begin{smallmatrix} p_2 \\ x_2 \end{smallmatrix}",
+        "p_1^T x_2 + x_1^T p_2", "frontend"),
     Row("typesetting_wrappers", r"\boxed{...}, \fbox, \textcolor{c}{...} around the answer; \tag{}, \label{}, "
-        r"\nonumber", "they frame or number the answer", r"\boxed{q = C(k_a + k_b)} \tag{1}", "C (k_a + k_b)",
+        r"\nonumber", "they frame or number the answer", r"\boxed{q = C k_b} \tag{1}", "C k_b",
         "frontend"),
     Row("unicode_subscripts", "subscript digits and letters as a subscript: q₁, dₖ, Qᵢ", "typed or pasted from a PDF",
-        "1/√dₖ", "1/sqrt(d)", "frontend"),
+        "√dₖ", "sqrt(d)", "frontend"),
     Row("unicode_accents", "a combining or precomposed accent on a letter as \\hat, \\tilde, \\bar: q̂, ĉ",
-        "typed or pasted from a PDF", "ĉ(k_a + k_b)", "c (k_a + k_b)", "frontend"),
+        "typed or pasted from a PDF", "ĉ k_a", "c k_a", "frontend"),
     Row("unicode_relations", "≈ ≃ ≤ ≥ ≠ … ∑ ⟨ ⟩ as their LaTeX; thin and other Unicode spaces as spaces",
-        "typed or pasted from a PDF", "c₂ ≈ x₂ = u_a", "u_a", "frontend"),
+        "typed or pasted from a PDF", "c₂ ≈ x₃", "u_b + u_c", "frontend"),
     Row("table_matrices", "a Markdown table, and rows split by `;` inside one bracket ([a, b; c, d]), as a matrix "
-        "(a note says so for a table)", "a matrix written in Markdown or as in MATLAB", r"[x_1; p_1]^T [x_2; p_2]",
-        "p_1^T p_2 + x_1^T x_2", "frontend"),
+        "(a note says so for a table)", "a matrix written in Markdown or as in MATLAB", r"[x_1; p_1]^T [p_2; x_2]",
+        "p_1^T x_2 + x_1^T p_2", "frontend"),
     Row("growth_words", "an order of growth said in words in one symbol of the part: linear, quadratic, cubic in it "
-        "(a note says so)", "students answer a cost in words", "linear in the sequence length N", "O(N)", "prose"),
+        "(a note says so)", "students answer a cost in words", "quadratic in the sequence length N", "O(N^2)", "prose"),
     Row("inline_math", "a sentence around the formula: `$...$`, `$$...$$`, `\\(...\\)`; words before it that only "
         "introduce it (`so`, `set`, `the answer is`, a numbering), and after it a condition or a remark that adds "
         "nothing (notes say so); words that may change the answer (a negation, a second option, a hedge, arithmetic or "
         "a size in words) make it an error, for course staff", "students answer in sentences",
-        r"Set $q = \lambda(\mu_a + \mu_b)$ for a large $\lambda$.", "lambda (mu_a + mu_b)", "prose, frame"),
+        r"Set $q = \lambda \mu_a$ for a large $\lambda$.", "lambda mu_a", "prose, frame"),
     Row("leading_words", r"words in front of a formula written without `$`: in \text{...}, or bare words ending in "
         "a connector (`So`, `Set`, `we get`) (a note says so)", "a sentence around the answer",
-        r"\text{So } c_2 = x_2 = u_a", "u_a", "prose"),
+        r"\text{So } c_2 = x_1", "u_b + u_d", "prose"),
     Row("remarks_after", r"a remark in brackets after the answer, in \text{(...)} or opening with a word such as "
         "`by`, `since` (a note says so), when it asserts nothing", "students say where the answer comes from",
-        r"(k+1)^n \text{ (k heads plus the residual)}", "(1 + k)^n", "prose"),
+        r"(k+2)^n \text{ (k heads plus two)}", "(2 + k)^n", "prose"),
     Row("bare_labels", r"a label in brackets without braces (q_i^(pos)), a label before the index (q^{(pos)}_i), "
         r"the optional part of a name in brackets (V[\text{soft}]\text{argmax}_\beta), where the part declares "
-        "the name", "spellings of a declared name", "q_i^(pos) k_j^(pos)", "qpos_i^T kpos_j",
+        "the name", "spellings of a declared name", "q_i^(pos) + k_j^(pos)", "kpos_j + qpos_i",
         "normalize, grammar, symbols"),
     Row("respelled_names", "a size in the other case (m where the part says M, where no constant of the student's "
         "own could be meant) and the Greek letter of a vector's Latin one (\\kappa_a for k_a) (notes say so)",
-        "students' own spellings of the part's names", "O(mnk)", "O(M N k)", "symbols"),
+        "students' own spellings of the part's names", "O(m^2 n)", "O(N M^2)", "symbols"),
     Row("sums", "a sum with limits over the product after it: a summand without the index counted, a polynomial in "
         "the index summed, entries x_{1,k} of vectors over all their entries as inner products; in a chain, a sum in the "
         "student's own notation is a step (not compared); anything else is an error", "students write sums",
-        r"\sum_{k=1}^{d} x_{1,k} x_{2,k} + \sum_{k=1}^{d} p_{1,k} p_{2,k}", "p_1^T p_2 + x_1^T x_2",
+        r"\sum_{k=1}^{d} x_{1,k} p_{2,k}", "p_2^T x_1",
         "grammar, sums, parser"),
     Row("block_matrices", "vectors and matrices as the entries of a matrix (a 0 block takes its row's and column's "
         "sizes), [x_1, p_1] as the stacked column; the identity in blocks (I on the diagonal, 0 elsewhere) as I "
-        "(a note says so)", "concatenation and block matrices", r"[x_1, p_1] \cdot [x_2, p_2]",
-        "p_1^T p_2 + x_1^T x_2", "builder, blocks"),
+        "(a note says so)", "concatenation and block matrices", r"[x_1, p_1] \cdot [p_2, x_2]",
+        "p_1^T x_2 + x_1^T p_2", "builder, blocks"),
     Row("divided_constant", "a constant of the student's own that appears only divided (\\alpha^{-1/4}) with no "
         "condition saying which way it goes: not read (course staff read it)", "it grows the answer only as it tends "
         "to 0, and which way it goes is the student's to say", r"\alpha^{-1/4}(\mu_a + \mu_b)", "(not read)",
         "parser"),
     Row("number_spellings", r"a number as programs print it and people write it: 9.0 out of 500.0, 9 right of 500, "
         r"correct:25.0, total:500.0, 1.8\,\%, 1.8 per cent, words around it that only say what it is",
-        "students paste their program's output", "Correct: 9.0 out of 500.0: 1.7999999999999998%", "9.0/500.0",
+        "students paste their program's output", "Correct: 7.0 out of 500.0: 1.4000000000000001%", "7.0/500.0",
         "words, reading"),
     Row("referent_words", "a verdict on someone the question quotes (`the second student is wrong`): read by the "
         "part's own phrases for its options where it has them, else an unclear answer", "the question asks about "

@@ -1,7 +1,7 @@
 """Math inside prose: the formula of a sentence, read when the words around it add nothing.
 
 Students answer in sentences: `Set $q = \\lambda(\\mu_a + \\mu_b)$ for a large $\\lambda$.`,
-`\\text{So } c_2 = x_2 = u_a`, `$(2T-1)m$ extra parameters in total`. The formula is read when
+`\\text{So } c_2 = x_1`, `$O(N^3)$ operations in total`. The formula is read when
 what stands before it only introduces it (`so`, `set`, `the answer is`, a numbering such as
 `(1)`), and what stands after it is a condition on a constant (taken off by frame.py) or a
 remark that asserts nothing the part asks for (`(by the softmax weights 0, 1, 0)`). Words that

@@ -1,4 +1,4 @@
-"""Sums with limits: `\\sum_{h=1}^{m} (2T-1)`, `\\sum_{k=1}^{d} x_{1,k} x_{2,k}`.
+"""Sums with limits: `\\sum_{h=1}^{m} (T - 1)`, `\\sum_{k=1}^{d} x_{1,k} x_{2,k}`.
 
 The grammar reads `\\sum_{j=a}^{b}` as one token (SUM) and the product after it as the summand.
 When the token is read (a lexer callback, before the summand is built) its index is bound, so
