@@ -49,7 +49,7 @@ REGISTRY: dict[str, Check] = {
         # the model checkpoint behind a dev prediction file, loaded (weights only) and decoded again in the
         # sandbox: does it give the file's answers?
         Check("checkpoint", checkpoint.check, params=checkpoint.PARAMS, prepare=checkpoint.prepare,
-              runs_code=True),
+              runs_code=True, code_fields=checkpoint.code_fields),
         # M with p_{t+1} = M p_t for a sinusoidal encoding: block-diagonal, each 2×2 block advancing
         # its pair (sin ω_k t, cos ω_k t) by one step for every t (or a single such block)
         Check("shift_block", rotation.check, prepare=rotation.prepare, params=rotation.PARAMS),

@@ -103,6 +103,17 @@ class Check:
     # Runs student code in the sandbox (attngrade.sandbox): the plan starts the sandbox early,
     # and the check gets CODE_BUDGET instead of a shorter --budget (its child has its own limits).
     runs_code: bool = False
+    # The fields whose answer is code to run, where not all are (None: every field): a check whose code
+    # fields are all unanswered runs nothing, so nothing is started for it (a checkpoint is optional).
+    code_fields: Callable[[CheckSpec], tuple[str, ...]] | None = None
+
+    def runs_code_on(self, spec: CheckSpec, inputs: Mapping[str, Any] | None) -> bool:
+        """Whether this check runs code on `inputs` (None: not known yet, so it may)."""
+        if not self.runs_code:
+            return False
+        if inputs is None or self.code_fields is None:
+            return True
+        return any(name in inputs for name in self.code_fields(spec))
 
     def validate(self, params: Any, part: Part, spec: CheckSpec, where: str) -> Any:
         """Reject unknown, missing or mistyped params; returns what `prepare` computes.

@@ -218,6 +218,12 @@ def outcome(found: Found, ctx: Context) -> Outcome:
 
 
 # -- the check ------------------------------------------------------------------------------------
+def code_fields(spec: Any) -> tuple[str, ...]:
+    """The field holding the checkpoint: only a submission that hands one in starts a sandbox job."""
+    prepared = spec.prepared or {}
+    return (prepared.get("checkpoint") or (spec.params or {}).get("checkpoint") or "checkpoint",)
+
+
 def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
     p = ctx.prepared
     reading = answers.get(p["checkpoint"])

@@ -49,11 +49,14 @@ class Proof:
 
 
 def code_checks(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment]) -> set[Check]:
-    """The checks among `tasks` that run student code."""
+    """The checks among `tasks` that run student code on their answers (`tasks` a mapping to each Task,
+    or keys alone: then every code check counts)."""
     found = set()
     for key in tasks:
         part = assignments[key.homework].homework.part(key.part)
-        if part is not None and REGISTRY[part.checks[key.index].check].runs_code:
+        task = tasks.get(key) if isinstance(tasks, Mapping) else None
+        if part is not None and REGISTRY[part.checks[key.index].check].runs_code_on(
+                part.checks[key.index], task.answers if task is not None else None):
             found.add((key.homework, key.part, key.index))
     return found
 

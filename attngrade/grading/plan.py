@@ -323,7 +323,7 @@ class _Reader:
         key = TaskKey(assignment.id, part.id, index,
                       tuple(canonical(inputs[n]) if n in inputs else None for n in spec.fields))
         self.stats.count(spec.check, key in self.plan.tasks)
-        if self.prestart and REGISTRY[spec.check].runs_code and key not in self.plan.tasks:
+        if self.prestart and REGISTRY[spec.check].runs_code_on(spec, inputs) and key not in self.plan.tasks:
             prestart()  # torch is imported in the sandbox's zygote while the rest is planned
         if key not in self.plan.tasks:
             self.plan.tasks[key] = task = Task(key, inputs)
