@@ -171,8 +171,8 @@ def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str,
         raise ConfigError("require: checkpoint holds the check's points back for staff; give the check the "
                           "points of the dev share it guards")
     timeout = float(params.get("timeout") or TIMEOUT)
-    if not 5 <= timeout <= 600:
-        raise ConfigError("timeout must be 5 to 600 seconds")
+    if not 1 <= timeout <= 600:
+        raise ConfigError("timeout must be 1 to 600 seconds")
     return {"file": file, "checkpoint": checkpoint, "variant": variant, "rows": rows, "n_head": n_head,
             "require": bool(require), "timeout": timeout, "filename": fields[checkpoint].filename or checkpoint,
             "file_filename": fields[file].filename or file}

@@ -24,6 +24,12 @@ pytestmark = pytest.mark.skipif(
     reason="needs shared/tools/container-sim (root, x86_64)")
 
 
+def _env(**more: str) -> dict[str, str]:
+    """This process's environment without its sandbox's socket: a grader under container-sim must start a
+    zygote of its own there, not be served by the one this test process started outside it."""
+    return {**{k: v for k, v in os.environ.items() if k != "ATTNGRADE_SANDBOX_SOCKET"}, **more}
+
+
 def _sim(landlock: bool) -> list[str]:
     return ["python3", str(CONTAINER_SIM), *([] if landlock else ["--no-landlock"]), "--"]
 
@@ -40,7 +46,7 @@ def test_setup_self_check_says_what_the_container_can_grade(autograder_zip, tmp_
         archive.extractall(tmp_path / "source")
     subprocess.run(["chmod", "-R", "go-rwx", str(tmp_path / "source")], check=True)  # as setup.sh does
     done = subprocess.run([*_sim(landlock), sys.executable, "-m", "attngrade", "gradescope", "--root", str(tmp_path),
-                           "--prove"], capture_output=True, text=True, timeout=600)
+                           "--prove"], capture_output=True, text=True, timeout=600, env=_env())
     assert "Traceback" not in done.stderr, done.stderr
     if landlock or _python_readable_by_all():
         assert done.returncode == 0, done.stdout + done.stderr
@@ -57,7 +63,7 @@ def test_run_autograder_in_a_container_grades_code_or_leaves_it_to_staff(autogra
     root = gradescope.root(autograder_zip, {p.name: p for p in CODE.iterdir()})
     done = subprocess.run([*_sim(landlock), "bash", str(root / "run_autograder")], cwd=root, capture_output=True,
                           text=True, timeout=600,
-                          env={**os.environ, "ATTNGRADE_ROOT": str(root), "ATTNGRADE_PYTHON": sys.executable})
+                          env=_env(ATTNGRADE_ROOT=str(root), ATTNGRADE_PYTHON=sys.executable))
     assert done.returncode == 0, done.stdout + done.stderr
     parts = parts_by_number(gradescope.results(root))
     text = html.unescape(str(parts["2e"].get("output", "")))
