@@ -30,7 +30,7 @@ import zipfile
 from importlib import metadata
 from importlib.resources import files
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import attngrade
 
@@ -310,9 +310,19 @@ def _reference_entries(homework: Homework, solutions: Path) -> list[tuple[str, b
     return [(f"solutions/{path.relative_to(base).as_posix()}", path.read_bytes(), 0o600) for path in files]
 
 
+def _needs_code(spec: Any) -> bool:
+    check = REGISTRY[spec.check]
+    if not check.runs_code:
+        return False
+    fields = check.code_fields(spec) if check.code_fields is not None else spec.fields
+    return not all(name in spec.optional for name in fields)
+
+
 def _torch_requirement(homework: Homework) -> str:
-    """The PyTorch the container needs, or "" when no part runs student code."""
-    runs_code = any(REGISTRY[spec.check].runs_code for part in homework.parts for spec in part.checks)
+    """The PyTorch the container needs, or "" when no part runs student code. A check whose code is optional
+    (a checkpoint beside the predictions) does not make a homework need it: without PyTorch that check says
+    so, and the rest of the part is graded."""
+    runs_code = any(_needs_code(spec) for part in homework.parts for spec in part.checks)
     return TORCH_REQUIREMENT if runs_code else ""
 
 
