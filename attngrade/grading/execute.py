@@ -30,7 +30,7 @@ from ..runtime.lifeline import end_with_parent
 from ..runtime.scale import default_workers
 from ..sandbox import ENV_SOCKET
 from .assignment import Assignment
-from .tasks import Task, TaskKey, check_of, run_task, task_budget, timed_out, worker_died
+from .tasks import Task, TaskKey, check_of, run_task, runs_code, task_budget, timed_out, worker_died
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class WorkerPool:
         if not rest or (on_main and (self.workers <= 1 or len(rest) <= 1)):
             # A check that reads what student code sent back (any size, any shape) runs in a worker
             # under the memory cap, even here: never in the process that holds the class.
-            code = {k: t for k, t in rest.items() if REGISTRY[check_of(k, assignments)].runs_code}
+            code = {k: t for k, t in rest.items() if runs_code(t, assignments)}
             capped = Stream(self, assignments).outcomes(code) if code and on_main else {}
             return {**InProcess(0.0, self.on_done).run(trivial, assignments),
                     **InProcess(self.budget, self.on_done).run({k: t for k, t in rest.items() if k not in capped},
@@ -163,7 +163,7 @@ class Stream:
         # `beside` a plan, this process reads the class on one of the cores: one worker fewer (what is
         # sent after the plan gets a pool of its own for the missing one: `outcomes`).
         self._fewer = min(int(beside), owner.workers - 1)
-        self._pool = self._start(max_workers=owner.workers - self._fewer)
+        self._pool = self._start(max_workers=max(1, owner.workers - self._fewer))
         self._extra: Any = None
         self._tasks: dict[TaskKey, Task] = {}
         self._pending: list[TaskKey] = []
@@ -201,7 +201,7 @@ class Stream:
         if check in TRIVIAL:
             return False
         # Code runs after the plan: its sandbox imports torch meanwhile, not inside the first check's budget.
-        (self._code if REGISTRY[check].runs_code else self._pending).append(task.key)
+        (self._code if runs_code(task, self.assignments) else self._pending).append(task.key)
         return True
 
     def _send(self, batch: list[TaskKey], pool: Any = None, show: bool = False) -> None:

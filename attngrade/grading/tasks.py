@@ -74,6 +74,15 @@ def check_of(key: TaskKey, assignments: Mapping[str, Assignment]) -> str:
     return part.checks[key.index].check if part is not None else ""
 
 
+def runs_code(task: Task, assignments: Mapping[str, Assignment]) -> bool:
+    """Whether `task` runs student code (its check runs code, on fields this task's answers hold)."""
+    part = assignments[task.key.homework].homework.part(task.key.part)
+    if part is None:
+        return False
+    spec = part.checks[task.key.index]
+    return REGISTRY[spec.check].runs_code_on(spec, task.answers)
+
+
 CODE_BUDGET = 40.0  # seconds for a check that runs student code: the sandbox child has its own limits
 
 
