@@ -125,8 +125,15 @@ def test_1d_i_two_heads(a5, q1, q2, points):
 
 @pytest.mark.parametrize("V", [r"C(u_b u_b^T - u_c u_c^T)/beta^3", r"(u_b u_b^T - u_c u_c^T)/(C beta)"])
 def test_free_constant_cannot_stand_in_for_beta(a5, V):
-    # v1 = (C/β) u_b is u_b only when C happens to equal β: wrong for a constant that grows freely.
-    outcome = qkv(a5, V, "I", "(u_d u_a^T + u_c u_d^T)/beta^2")
+    # v1 = (C/β) u_b is u_b only when C happens to equal β: wrong for a constant that grows freely. A constant
+    # only in a denominator is not read at all (which way it goes is the student's to say): never full credit.
+    from attngrade.errors import MathError
+
+    try:
+        outcome = qkv(a5, V, "I", "(u_d u_a^T + u_c u_d^T)/beta^2")
+    except MathError as err:
+        assert "only in a denominator" in str(err)
+        return
     assert outcome.earned < 4
 
 
