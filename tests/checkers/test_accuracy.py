@@ -531,7 +531,7 @@ def test_2d_keeps_its_baseline_only_rule_and_2g_its_own_test_line(tmp_path):
 def test_without_the_test_gold_the_inherited_line_waits_with_the_file(tmp_path):
     folder = london_file(tmp_path / "s", "vanilla.pretrain.test.predictions")
     part = A5_PARTS["2f"]
-    spec = part.checks[1]
+    spec = next(s for s in part.checks if s.check == "accuracy_file" and s.params.get("gold") == "test")
     answers = {"test": read_field(part, part.field("test"), None, folder)}
     outcome = check(answers, Context(part=part, spec=spec, gold={}))
     assert outcome.unchecked and outcome.earned == 0.0
