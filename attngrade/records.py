@@ -6,12 +6,13 @@ is memoized across students, so nothing may change one after it is made.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
+
+from .mathlang.macros import used
 
 if TYPE_CHECKING:  # only named in annotations: the records load without sympy (see early.py)
     from .mathlang import SymbolTable
@@ -175,34 +176,16 @@ class Written(str):
 
 def with_definitions(answers: Any, definitions: tuple) -> Any:
     """`answers` ({part: value or {field: value}}) with each text that calls one of `definitions`
-    carrying those it calls (`used(definitions, text)` says which)."""
-    from_text = _macro_names(definitions)
+    (mathlang.macros.Definition) carrying those it calls, and those their bodies call."""
 
     def carry(value: Any) -> Any:
         if isinstance(value, str) and "\\" in value:
-            wanted = _used(definitions, from_text, value)
+            wanted = used(definitions, value)
             return Written(value, wanted) if wanted else value
         return value
 
     return {part: ({name: carry(v) for name, v in value.items()} if isinstance(value, dict) else carry(value))
             for part, value in answers.items()}
-
-
-def _macro_names(definitions: tuple) -> dict[str, Any]:
-    return {definition[0]: definition for definition in definitions}
-
-
-def _used(definitions: tuple, by_name: dict[str, Any], text: str) -> tuple:
-    """The definitions `text` calls, with those their bodies call (a definition is (name, params,
-    default, body), mathlang.macros.Definition)."""
-    wanted: set[str] = set()
-    todo = [text]
-    while todo and len(wanted) < len(by_name):
-        for name in re.findall(r"\\([A-Za-z]+)", todo.pop()):
-            if name in by_name and name not in wanted:
-                wanted.add(name)
-                todo.append(by_name[name][3])
-    return tuple(d for d in definitions if d[0] in wanted)
 
 
 @dataclass(frozen=True)

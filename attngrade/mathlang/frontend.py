@@ -102,10 +102,11 @@ def _semicolon_rows(out: Rewritten) -> None:
 
 
 # -- the student's macros --------------------------------------------------------------------
+_DEFINES = re.compile(r"\\(?:newcommand|renewcommand|providecommand|DeclareMathOperator|def)(?![A-Za-z])")
 
 
 def _macros(out: Rewritten, definitions: tuple[Definition, ...], max_length: int) -> None:
-    own = find_definitions(out.text) if "\\" in out.text else ()
+    own = find_definitions(out.text) if _DEFINES.search(out.text) else ()
     if own:  # `\newcommand{\x}{...} \x_1` in the answer itself: used, then taken out
         apply_edits(out, [(start, end, " ") for start, end in definition_spans(out.text)])
         names = {d.name for d in own}
@@ -210,13 +211,13 @@ _DROPPED = re.compile(r"\\(?:tag|label|eqref|ref)\*?\s*\{[^{}]{0,80}\}|\\(?:nonu
                       r"(?![A-Za-z])|\\(?:color)\s*\{[A-Za-z]{1,20}\}")
 
 
-_WRAPPING = ("\\boxed", "box", "\\color", "color{", "\\under", "\\over", "\\mathbin", "\\mathrel", "\\mathord",
-             "\\mathop", "\\ensuremath", "\\displaylines", "\\tag", "\\label", "ref", "\\no", "limits")
+_WRAPPING = re.compile(r"box|color|\\under|\\over|\\math(?:bin|rel|ord|op)|\\ensuremath|\\displaylines|\\tag|\\label|ref"
+                       r"|\\no|limits")  # a text without any of these has no wrapper (spared the patterns below)
 
 
 def _wrappers(out: Rewritten) -> None:
     """`\\boxed{X}` is X; `\\tag{1}` and `\\label{eq}` are nothing."""
-    if not any(command in out.text for command in _WRAPPING):
+    if not _WRAPPING.search(out.text):
         return
     edits = [(m.start(), m.end(), " ") for m in _DROPPED.finditer(out.text)]
     if edits:

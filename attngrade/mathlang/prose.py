@@ -103,15 +103,6 @@ def _find_closer(text: str, start: int, closer: str) -> int | None:
         at += 1
 
 
-def is_sentence(text: str) -> bool:
-    """Whether `text` holds inline math with words around it (`Set $q = ...$ for a large $c$`)."""
-    segments = _segments(text)
-    if not segments:
-        return False
-    outside = text[:segments[0][0]] + "".join(text[a[3]:b[0]] for a, b in zip(segments, segments[1:]))
-    return bool((outside + text[segments[-1][3]:]).strip())
-
-
 def take_inline_math(out: Rewritten, known: Callable[[str], bool], is_condition: Callable[[str], bool]) -> None:
     """The first formula of a sentence as the answer: the words before it only introduce it; after it,
     a condition on a constant stays (frame.py takes it off), a remark that adds nothing goes (a note
@@ -201,6 +192,8 @@ def take_remark(out: Rewritten, known: Callable[[str], bool]) -> None:
     """A remark after the answer that adds nothing the part asks for: in `\\text{...}`, or in brackets
     opening with a word that names no symbol."""
     end = len(out.text)
+    if not out.text.rstrip().rstrip(".").endswith((")", "}")):
+        return  # a remark ends with its bracket
     m = _REMARK_TEXT.search(out.text, max(0, end - 240))
     if m is None:
         m = _REMARK_PAREN.search(out.text, max(0, end - 240))
