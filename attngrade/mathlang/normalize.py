@@ -97,8 +97,8 @@ ROWS: tuple[Row, ...] = (
         "sizes), [x_1, p_1] as the stacked column; the identity in blocks (I on the diagonal, 0 elsewhere) as I "
         "(a note says so)", "concatenation and block matrices", r"[x_1, p_1] \cdot [p_2, x_2]",
         "p_1^T x_2 + x_1^T p_2", "builder, blocks"),
-    Row("divided_constant", "a constant of the student's own that appears only divided (\\alpha^{-1/4}) with no "
-        "condition saying which way it goes: not read (course staff read it)", "it grows the answer only as it tends "
+    Row("divided_constant", "a vector scaled by a constant of the student's own that appears only divided "
+        "(\\alpha^{-1/4}) with no condition saying which way it goes: not read (course staff read it)", "it grows the answer only as it tends "
         "to 0, and which way it goes is the student's to say", r"\alpha^{-1/4}(\mu_a + \mu_b)", "(not read)",
         "parser"),
     Row("number_spellings", r"a number as programs print it and people write it: 9.0 out of 500.0, 9 right of 500, "

@@ -198,8 +198,8 @@ def parse(text: str, table: SymbolTable, *, limits: Limits = DEFAULT_LIMITS, nam
     node, ctx = _build(rewritten, table, limits)
     expr = node.expr
     small = _small_conditions(rewritten, ctx.free_name, ctx.notes)
-    if not small:
-        _only_divided(expr, ctx.free_name, rewritten)
+    if not small and node.shape is not None and 1 in tuple(node.shape):
+        _only_divided(expr, ctx.free_name, rewritten)  # a query: its length is what the constant scales
     expr = expr.xreplace(small) if small else expr
     kind = node.kind if node.kind in (SCALAR, BIGO) else "matrix"
     orders = _check_chain(rewritten, (expr, kind), table, limits, small)
@@ -234,9 +234,10 @@ _DIVIDES = re.compile(r"/|\\[dt]?frac|\^\s*\{?\s*-")
 
 
 def _only_divided(expr: Any, free: str | None, rewritten: Rewritten) -> None:
-    """`\\alpha^{-1/4}(\\mu_a + \\mu_b)`: a constant of the student's own that appears only divided by
-    grows the answer only as it tends to 0. Which way it goes is the student's to say (`, \\alpha \\to 0`);
-    reading it as growing would be a guess, so the answer is left to course staff."""
+    """`\\alpha^{-1/4}(\\mu_a + \\mu_b)`: a vector scaled by a constant of the student's own that appears
+    only divided by grows only as the constant tends to 0. Which way it goes is the student's to say
+    (`, \\alpha \\to 0`); reading it as growing would be a guess, so the answer is left to course staff.
+    (A matrix such as V is read as written: a constant that only divides it makes it wrong either way.)"""
     if free is None or not isinstance(expr, sympy.Basic) or not _DIVIDES.search(rewritten.text):
         return  # nothing divides: a quick look at the text spares most answers the walk over the tree
     symbol = sympy.Symbol(free, positive=True)
