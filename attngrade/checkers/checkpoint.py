@@ -59,9 +59,9 @@ import numpy as np
 
 from .. import sandbox
 from ..errors import ConfigError
-from ..reading import FileReading
+from ..reading import BinaryFileReading, FileReading
 from ..records import CheckSpec, Part
-from ..runtime.files import UNREADABLE, NotRead, read_bounded
+from ..runtime.files import NotRead
 from ..runtime.text import GRADER_OWN, quoted_from_code
 from .accuracy import prediction_lines
 from .base import Context, Outcome, Param
@@ -70,7 +70,7 @@ from .torch_module import sandbox_evidence
 PARAMS = (Param("file", (str,)), Param("checkpoint", (str,)), Param("variant", (str,)), Param("rows", (int,)),
           Param("n_head", (int,)), Param("require", (str,)), Param("timeout", (float,)))
 VARIANTS = ("vanilla", "synthesizer")
-MAX_BYTES = 32 * 1024**2  # a checkpoint read at most: the handout's GPT saves to about 13.6 MB
+MAX_BYTES = 32 * 1024**2  # a checkpoint read at most: room for the handout's GPT, not for a model far past it
 ROWS = 30  # dev rows decoded
 MIN_ROWS = 10  # rows that must be decoded in the time for a verdict
 N_HEAD = 8  # the handout's head count
@@ -87,36 +87,13 @@ VOCABULARY = ("cs224n-w21-a5", "wiki-vocabulary.json")
 
 
 # -- the file -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CheckpointFile(FileReading):
-    """A binary file of a submission (a model checkpoint): vetted, sized and hashed when it is read, and
-    read again, within the same bound and to the same hash, only by the check that sends it to the
-    sandbox, so a class's checkpoints are never all held in memory. It reads as a FileReading of no
-    text: tasks, groups and reports know it by its name and hash."""
-
-    path: str = ""
-    size: int = 0
-    limit: int = MAX_BYTES
+class CheckpointFile(BinaryFileReading):
+    """A model checkpoint of a submission: the reader's binary file (sized and hashed when read, its bytes
+    read again only here), bounded by the checkpoint's own limit unless told otherwise."""
 
     @classmethod
     def at(cls, path: Path | str, limit: int = MAX_BYTES) -> "CheckpointFile":
-        """The file at `path`: a regular file of its own (never a link or a second name) of at most `limit`
-        bytes, or `runtime.files.NotRead` saying why not."""
-        data = read_bounded(path, limit)
-        return cls(Path(path).name, hashlib.sha256(data).hexdigest(), 0, b"", str(path), len(data), limit)
-
-    def data(self) -> bytes:
-        data = read_bounded(self.path, self.limit)
-        if hashlib.sha256(data).hexdigest() != self.sha256:
-            raise NotRead("changed after it was read; submit it again", UNREADABLE)
-        return data
-
-    @property
-    def text(self) -> str:
-        raise TypeError(f"{self.name} is a binary file: no check reads it as text")
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.size} bytes)"
+        return super().at(path, limit)
 
 
 # -- the course's data ----------------------------------------------------------------------------
@@ -329,7 +306,8 @@ def _differences(detail: Mapping[str, Any]) -> str:
     for (label, key), count in zip((("missing", "missing"), ("unexpected", "unexpected")), counts):
         names = [quoted_from_code(n, 100) for n in (detail.get(key) or ())[:5]]
         if names:
-            said.append(f"{label} {', '.join(names)}" + (f" and {count - len(names)} more" if count > len(names) else ""))
+            more = f" and {count - len(names)} more" if count > len(names) else ""
+            said.append(f"{label} {', '.join(names)}{more}")
     for entry in (detail.get("shapes") or ())[:5]:
         expected = f", expected {list(map(int, entry[2]))}" if len(entry) > 2 else ""
         said.append(f"{quoted_from_code(entry[0], 100)} has shape {list(map(int, entry[1]))}{expected}")

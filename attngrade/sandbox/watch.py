@@ -15,7 +15,7 @@ import select
 import signal
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from . import protocol
 
@@ -279,16 +279,7 @@ def kill_uid(uid: int) -> None:
     moment it takes the uid (a signal it arranged to be sent to its group), and a SIGKILL sent from here
     ends a stopped process as any other. A process forked between two looks is found at the next; the
     job's process limit bounds how many there can be."""
-    for _ in range(400):
-        found = of_uid(uid)
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.005)
+    _kill_until_none(lambda: of_uid(uid))
 
 
 def of_uid(uid: int) -> list[int]:
@@ -317,8 +308,16 @@ def kill_descendants() -> None:
     The grader is not root, so the child has its uid and kill(-1) would reach the grader too.
     A process that left the child's group (setsid, a daemon) is still a descendant, or an
     orphan this supervisor adopted as their subreaper: either way it is found here."""
+    _kill_until_none(lambda: descendants(os.getpid()))
+
+
+def _kill_until_none(find: Callable[[], list[int]]) -> None:
+    """SIGKILL every process `find` lists, again until it lists none (bounded: a kernel oddity must not hang
+    grading). Not reaped here: waitpid(-1) would take the job's first process's exit status too, which the
+    supervisor then waits for in vain. A killed process is a zombie, which `find` skips (once all its threads
+    are gone) and which cannot fork; `reap` collects them all."""
     for _ in range(400):
-        found = descendants(os.getpid())
+        found = find()
         if not found:
             return
         for pid in found:
@@ -326,9 +325,6 @@ def kill_descendants() -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        # Not reaped here: waitpid(-1) would take the job's first process's exit status too, which the
-        # supervisor then waits for in vain. A killed process is a zombie, which `descendants` skips
-        # (once all its threads are gone) and which cannot fork; `reap` collects them all.
         time.sleep(0.005)
 
 
