@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from ..errors import MathError
 
@@ -229,31 +229,67 @@ def _substitute(definition: Definition, args: list[str | None]) -> str:
 MAX_NESTING = 40  # braces and brackets, as the parser's own limit
 
 
+# One token at a time, no repetition inside another: an escaped character, a comment to the end of
+# its line (as pylatexenc reads `%`), or a brace or bracket.
+_DELIMITER = re.compile(r"\\.|%[^\n]*|[{}\[\]]", re.S)
+
+
+def _delimiters(text: str) -> Iterator[tuple[int, str]]:
+    """Each brace and bracket of `text` with its position, as pylatexenc sees them: an escaped one
+    (`\\{`) is text and `%` starts a comment to the end of the line."""
+    for match in _DELIMITER.finditer(text):
+        token = match.group()
+        if len(token) == 1 and token in "{}[]":
+            yield match.start(), token
+
+
 def walkable(text: str) -> bool:
     """Whether pylatexenc may read `text`: its braces and brackets nest properly (none left open, none
     closed by the other kind) and at most MAX_NESTING deep. Its tolerant parser backtracks over an argument
     left open, exponentially in how many are (`\\sqrt[\\sqrt[...`), so text that is not walkable is never
-    given to it; `%` starts a comment to the end of the line, as pylatexenc reads it."""
+    given to it."""
     stack: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "%":
-            end = text.find("\n", i)
-            i = n if end == -1 else end
-            continue
+    for _, ch in _delimiters(text):
         if ch in "{[":
             stack.append(ch)
             if len(stack) > MAX_NESTING:
                 return False
-        elif ch in "}]":
-            if not stack or stack.pop() != ("{" if ch == "}" else "["):
-                return False
-        i += 1
+        elif not stack or stack.pop() != ("{" if ch == "}" else "["):
+            return False
     return not stack
+
+
+class Unpaired(NamedTuple):
+    """Where a whole LaTeX file's braces and brackets do not pair: positions, in order."""
+
+    braces: tuple[int, ...]  # a `{` never closed or a `}` that closes nothing: LaTeX stops there too
+    brackets: tuple[int, ...]  # a `[` or `]` without its partner in the same group: text to LaTeX
+
+
+def unpaired(text: str) -> Unpaired:
+    """The braces and brackets of `text` that pair with nothing, in one pass. A bracket pairs only
+    inside its own brace group, as an optional argument does."""
+    braces: list[int] = []
+    brackets: list[int] = []
+    stack: list[tuple[int, str]] = []
+    for pos, ch in _delimiters(text):
+        if ch in "{[":
+            stack.append((pos, ch))
+        elif ch == "]":
+            if stack and stack[-1][1] == "[":
+                stack.pop()
+            else:
+                brackets.append(pos)
+        else:
+            while stack and stack[-1][1] == "[":
+                brackets.append(stack.pop()[0])
+            if stack:
+                stack.pop()
+            else:
+                braces.append(pos)
+    for pos, ch in stack:
+        (brackets if ch == "[" else braces).append(pos)
+    return Unpaired(tuple(sorted(braces)), tuple(sorted(brackets)))
 
 
 def _calls(text: str, definitions: tuple[Definition, ...]) -> list[tuple[int, int, str, list[str]]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,7 @@ import pytest
 import attngrade.intake.submissions as submissions
 import attngrade.intake.walk as walk
 from attngrade.errors import SubmissionError
+from attngrade.intake.formats.latex import MAX_LATEX_BYTES
 from attngrade.intake.submissions import code_folder, discover, find_code, load_submission
 from attngrade.runtime.files import LINK, NOT_REGULAR, SECOND_NAME, TOO_LARGE, NotRead, read_bounded
 
@@ -73,14 +75,48 @@ def test_links_pipes_sockets_devices_and_second_names_are_never_read(tmp_path):
 
 @pytest.mark.parametrize("piece", ["`", "\\", "#", "[", "_", " "])
 def test_a_latex_flood_without_answers_is_said_in_a_moment(tmp_path, piece):
-    """pylatexenc takes tens of seconds on a megabyte of some characters: a file without a word of an
-    answer is not parsed."""
+    """pylatexenc takes seconds on a few hundred kilobytes of some characters: a file without a word of
+    an answer is not parsed."""
     path = tmp_path / "notes.tex"
-    path.write_text(piece * 1_000_000)
+    path.write_text(piece * (MAX_LATEX_BYTES - 1))
     start = time.process_time()
     with pytest.raises(SubmissionError, match=r"no answers were found: write \\answer\{1a\}"):
         load_submission(path, homework="cs224n-w21-a5")
     assert time.process_time() - start < 2.0
+
+
+OPEN = {"optional arguments": "\\answer{1a}{$" + "\\sqrt[" * 30 + "x$}\n",
+        "mandatory arguments": "\\answer{1a}{$" + "\\frac{" * 30 + "x$}\n",
+        "a flood of brackets": "\\answer{1a}{$x$}\n" + "[" * 200_000,
+        "a flood of braces": "\\answer{1a}{$x$}\n" + "{" * 200_000}
+
+
+@pytest.mark.parametrize("case", OPEN)
+def test_latex_arguments_left_open_are_read_or_refused_in_a_moment(tmp_path, case):
+    """pylatexenc's tolerant parser backtracks over every argument left open, doubling its time with
+    each one: thirty would take days. An unpaired brace is refused where it is, an unpaired bracket is
+    text, as LaTeX has them."""
+    path = tmp_path / "s1.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n" + OPEN[case])
+    start = time.process_time()
+    try:
+        sub = load_submission(path)
+    except SubmissionError as err:
+        assert "braces" in case or "mandatory" in case
+        assert re.search(r"line [23], column \d+: this `{` is never closed", str(err)), err
+    else:
+        assert "brackets" in case or "optional" in case
+        assert "1a" in sub.answers
+    assert time.process_time() - start < 10.0
+
+
+def test_a_bracket_latex_takes_as_text_leaves_the_answers_as_written(tmp_path):
+    path = tmp_path / "s2.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n"
+                    "\\answer{1a}{$i \\in [1, n)$, \\sqrt[3]{x}}\n\\answer{1b}{$C(k_a + k_b)$}\n")
+    sub = load_submission(path)
+    assert sub.answers["1a"] == {"answer": "$i \\in [1, n)$, \\sqrt[3]{x}"}
+    assert sub.answers["1b"] == {"q": "C(k_a + k_b)"}
 
 
 # -- the files a part names --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ...errors import ConfigError, SubmissionError
 from ...records import Homework, Submission
-from .latex import read_latex
+from .latex import MAX_LATEX_BYTES, read_latex
 from .markdown import PLACEHOLDER_ID, is_placeholder_id, placeholder_note, read_markdown
 from .notebook import read_notebook
 
@@ -22,7 +22,9 @@ __all__ = ["FORMATS", "MAX_BYTES", "OWN_HOMEWORK", "PLACEHOLDER_ID", "READ", "WI
 
 FORMATS = {".yaml": "YAML", ".yml": "YAML", ".ipynb": "notebook", ".md": "Markdown", ".tex": "LaTeX"}
 READ = ", ".join(dict.fromkeys(FORMATS))
-MAX_BYTES = {".ipynb": 100_000_000, ".md": 2_000_000, ".tex": 2_000_000}
+# A LaTeX file is parsed whole, and pylatexenc's time grows faster than the file: its bound is
+# ten times a long write-up, not the Markdown one.
+MAX_BYTES = {".ipynb": 100_000_000, ".md": 2_000_000, ".tex": MAX_LATEX_BYTES}
 
 
 # How a student names the homework when the file does not, or names a course's own homework

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
-from ...mathlang.macros import find_definitions
+from ...mathlang.macros import find_definitions, unpaired
 from ...records import Homework, Submission
 from .answers import Collected, unwrap_math
 
-MAX_LATEX_BYTES = 2_000_000
+MAX_LATEX_BYTES = 300_000
 
 
 @lru_cache(maxsize=1)
@@ -98,7 +98,7 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
 
     if not any(word in text for word in ANSWER_WORDS):
         _no_answers(path, homework_for(None))
-    walker = LatexWalker(text, latex_context=_context(), tolerant_parsing=True)
+    walker = LatexWalker(_parse_copy(path, text), latex_context=_context(), tolerant_parsing=True)
     try:
         top, _, _ = walker.get_latex_nodes()
         nodes = list(_nodes(top))
@@ -132,6 +132,28 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
     return Submission(student=path.stem, homework=homework.id, answers=collected.answers, path=path,
                       notes=tuple(collected.notes), invalid=dict(collected.invalid),
                       definitions=find_definitions(text))
+
+
+def _parse_copy(path: Path, text: str) -> str:
+    """`text` as the parser gets it. pylatexenc's tolerant parser backtracks over every argument left
+    open, exponentially in how many are (`\\frac{\\frac{...`, `\\sqrt[\\sqrt[...`), so nothing is left
+    open: a brace that pairs with nothing stops LaTeX too and is the student's to fix; a bracket that
+    pairs with nothing is text to LaTeX (`[0, 1)`) and becomes a parenthesis here. Positions do not
+    move, so every answer is still cut from `text` itself."""
+    braces, brackets = unpaired(text)
+    if braces:
+        line = text.count("\n", 0, braces[0]) + 1
+        column = braces[0] - (text.rfind("\n", 0, braces[0]) + 1) + 1
+        what = "is never closed" if text[braces[0]] == "{" else "closes nothing"
+        raise SubmissionError(f"line {line}, column {column}: this `{text[braces[0]]}` {what}, so LaTeX "
+                              "would stop here too; pair every brace (compile the file to see) and submit "
+                              "again", path=str(path))
+    if not brackets:
+        return text
+    chars = list(text)
+    for pos in brackets:
+        chars[pos] = "(" if chars[pos] == "[" else ")"
+    return "".join(chars)
 
 
 def _no_answers(path: Path, homework: Homework) -> None:
