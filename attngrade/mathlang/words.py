@@ -53,7 +53,7 @@ def tokens(text: str) -> list[str]:
 
 
 # -- a choice --------------------------------------------------------------------------------
-_NEGATORS = {"not", "never", "no", "neither", "nor", "non", "without"}
+_NEGATORS = {"not", "never", "no", "neither", "nor", "non", "without", "nobody", "nothing", "none", "hardly"}
 # After a phrase: `encoder is wrong`, `encoder is not right`, `queries are not it` deny it.
 _DENIED_AFTER = {"wrong", "incorrect", "false", "not", "never", "isnt", "nope"}
 # Words that join two assertions: "not only X but Y", "X, but also Y", "X as well as Y".
@@ -81,6 +81,8 @@ def _negated(words: list[str], at: int, end: int | None = None) -> bool:
         raise Unclear("which words its 'not' denies is not clear")  # "not X or Y", "it is not X and Y"
     if bool(_NEGATORS & set(window)) or rather:
         return True
+    if denied:
+        raise Unclear("a 'not' earlier in its clause may deny it")  # "it is not true that they can differ"
     if end is None:
         return False
     after: list[str] = []
