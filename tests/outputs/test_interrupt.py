@@ -78,17 +78,29 @@ def reports(out: Path) -> list[Path]:
     return [p for folder in staging(out) for p in folder.glob("*/report.html")]
 
 
+def stopped_mid_write(cmd: list[str], out: Path, after_reports: int = 3, cwd: Path | None = None,
+                      stderr: int = subprocess.DEVNULL) -> subprocess.Popen:
+    """Start `grade run` in a process group of its own and SIGSTOP the group once it has written
+    `after_reports` reports: it is then held mid-write for as long as the test needs, however
+    loaded the machine is. Fails if the run finished before it could be stopped."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, cwd=cwd,
+                            text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and len(reports(out)) < after_reports:
+        time.sleep(0.01)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGSTOP)
+    if proc.poll() is not None:  # it ended before the stop reached it
+        pytest.fail("grade run finished before it could be interrupted; grow the class")
+    return proc
+
+
 def kill_mid_write(cmd: list[str], out: Path, after_reports: int = 3, cwd: Path | None = None) -> int:
     """Start `grade run`, SIGKILL it once it has written `after_reports` reports; the count at the kill."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            cwd=cwd)
+    proc = stopped_mid_write(cmd, out, after_reports, cwd)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None and len(reports(out)) < after_reports:
-            time.sleep(0.01)
-        assert proc.poll() is None, "grade run finished before it could be interrupted; grow the class"
-        os.killpg(proc.pid, signal.SIGKILL)
         written = len(reports(out))
+        os.killpg(proc.pid, signal.SIGKILL)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -185,12 +197,10 @@ def test_a_killed_rerun_leaves_the_previous_run_whole(big_class, tmp_path):
 
 def test_ctrl_c_says_what_is_left(big_class, tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.Popen(command(big_class, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None and len(reports(out)) < 3:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    proc = stopped_mid_write(command(big_class, out), out, stderr=subprocess.PIPE)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the whole group, held until it goes on
+    os.killpg(proc.pid, signal.SIGCONT)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
     assert f"stopped before the outputs were complete; {out} was not written" in err
     assert not out.exists() and not staging(out), "Ctrl-C cleans up its staging folder"
