@@ -13,15 +13,23 @@ from ..runtime.outfiles import FOLDERS_FILE as FOLDERS_FILE
 from ..runtime.text import printable
 
 
-def results_json(results: Iterable[Result]) -> Iterator[str]:
-    """A JSON array with one student's record per line, in pieces.
+def results_json(results: Iterable[Result],
+                 group_of: Mapping[tuple[str, str, str], str] | None = None) -> Iterator[str]:
+    """A JSON array with one student's record per line, in pieces. `group_of`: (homework, student,
+    part) -> the part's answer group (the `group` of overrides.yaml), written as the part's `group`.
 
     One line a student keeps the file greppable and diffable, lets it be written as the
     records come (no string of the whole class in memory), and uses json's C encoder
     (an indented dump runs the pure-Python one, much the slower)."""
     yield "["
     for i, result in enumerate(results):
-        yield ("\n" if i == 0 else ",\n") + json.dumps(result.to_json(), ensure_ascii=False)
+        record = result.to_json()
+        if group_of:
+            for part in record.get("parts") or ():
+                gid = group_of.get((result.homework or "", result.student, part.get("id")))
+                if gid is not None:
+                    part["group"] = gid
+        yield ("\n" if i == 0 else ",\n") + json.dumps(record, ensure_ascii=False)
     yield "\n]\n"
 
 

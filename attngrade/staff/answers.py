@@ -73,10 +73,16 @@ class Answer:
     kind: str = "staff"  # "staff": waits for staff (or did); "request": here for a regrade request alone
 
 
+MAX_GROUP_ID = 200  # a part id and a hash: results.json is the run's, but read as any file is
+
+
 def answer_of(homework: str, student: str, part: Mapping[str, Any], vgroup: str | None = None,
               requested: bool = False) -> Answer | None:
     """The Answer of one part of results.json (or `Verdict.to_json()`), if staff have something to decide
-    (`requested`: the student asked for a regrade of it, so staff may add what the machine did not give)."""
+    (`requested`: the student asked for a regrade of it, so staff may add what the machine did not give).
+    `vgroup`, where not given, is the part's `group` in results.json."""
+    if vgroup is None and isinstance(part.get("group"), str) and len(part["group"]) <= MAX_GROUP_ID:
+        vgroup = part["group"]
     said = list(part.get("feedback", ()))
     decided = any(line.startswith(MARK) for line in said)  # graded by staff in the run that wrote it
     # What the machine said: replaced by staff's lines in a decided part, and kept as `overruled`.

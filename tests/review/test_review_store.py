@@ -15,6 +15,7 @@ import threading
 import time
 
 import pytest
+import yaml
 
 from attngrade import staff
 from attngrade.cli import main as cli
@@ -124,6 +125,25 @@ def test_an_overrides_import_is_all_or_nothing_and_once_only(graded_out, tmp_pat
     run_grade(out.parent / "class", out)
     grades = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open(encoding="utf-8"))}
     assert (grades["s05"]["1a"], grades["s06"]["1a"]) == ("1.5", "2")
+
+
+def test_the_first_runs_template_imports_its_groups_before_any_store_was_made(graded_out):
+    """results.json names each part's answer group, so a store made from it knows the groups of the
+    overrides template the same run wrote: a group's score reaches every member at once."""
+    klass, out = graded_out
+    template = yaml.safe_load((out / "overrides.yaml").read_text(encoding="utf-8"))
+    entry = next(g for g in template["groups"] if g["part"] == "1a" and g["count"] > 1)
+    entry["score"] = 1.5
+    filled = out / "overrides.yaml"
+    filled.write_text(yaml.safe_dump({"groups": [entry]}), encoding="utf-8")
+    code, said, err = quiet("review", str(out), "--import", str(filled))
+    assert code == 0 and "imported 1 decision" in said, said + err  # one answer, however many wrote it
+    assert "has no answer waiting for staff" not in said + err
+    run_grade(klass, out)
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    members = [r["student"] for r in results for p in r["parts"] if p.get("group") == entry["group"]]
+    grades = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open(encoding="utf-8"))}
+    assert len(members) == entry["count"] and {grades[m]["1a"] for m in members} == {"1.5"}
 
 
 def test_a_comment_on_an_old_answer_stays_with_that_answer(graded_out):
