@@ -246,6 +246,22 @@ def test_grade_check_of_a_fa22_notebook_shows_the_code_verdicts(torch, capsys):
     assert "ok: attention.scale: the scores are scaled by 1/√d" in shown
 
 
+def test_grade_check_of_the_notebook_alone_grades_its_code(torch, tmp_path, capsys):
+    """The notebook itself, handed in without an answers file: the part that names it grades it."""
+    shutil.copy2(CLASS / "wrong-scale" / "Summarization.ipynb", tmp_path / "Summarization.ipynb")
+    assert main(["check", str(tmp_path / "Summarization.ipynb"), "--homework", HW.id]) == 0
+    shown = capsys.readouterr().out
+    assert "no answers were found in Summarization.ipynb; it is graded as the file part 1.code reads" in shown
+    assert "1.code   partial    9/10" in shown
+    assert "FAILED: attention.scale: the scores are scaled by 1/d = 0.0625" in shown
+
+
+def test_a_notebook_no_part_names_and_without_answers_is_still_refused(tmp_path, capsys):
+    shutil.copy2(CLASS / "wrong-scale" / "Summarization.ipynb", tmp_path / "mine.ipynb")
+    assert main(["check", str(tmp_path / "mine.ipynb"), "--homework", HW.id]) != 0
+    assert "no answers were found: an answer is a heading '## Answer <part id>'" in capsys.readouterr().err
+
+
 # -- the template: stubs to fill ---------------------------------------------------------------------
 def reference_definitions() -> dict[str, str]:
     import ast

@@ -149,8 +149,15 @@ def _text(value: Any) -> str | None:
 
 def _submission(path: Path, meta: dict, homework: Homework, collected: Collected,
                 definitions: tuple = ()) -> Submission:
-    """The Submission of a Markdown or notebook file; `definitions`: the macros its math defines."""
-    if not collected.blocks:
+    """The Submission of a Markdown or notebook file; `definitions`: the macros its math defines.
+
+    A file that a part of the homework names (the notebook whose code a part grades) is a
+    submission by itself even without answers: that part reads it, from the folder it is in."""
+    named_by = [p.id for p in homework.parts for f in p.fields if f.kind == "file" and f.filename == path.name]
+    if not collected.blocks and named_by:
+        collected.notes.append(f"no answers were found in {path.name}; it is graded as the file part "
+                               f"{named_by[0]} reads (answer the other parts under '## Answer <part id>' headings)")
+    elif not collected.blocks:
         raise SubmissionError("no answers were found: an answer is a heading '## Answer <part id>' (for example "
                               f"'## Answer {homework.parts[0].id}') followed by the answer, or a fenced "
                               "```attngrade block of YAML answers", path=str(path))
@@ -159,7 +166,8 @@ def _submission(path: Path, meta: dict, homework: Homework, collected: Collected
         collected.notes.append(placeholder_note(claimed))
         claimed = None
     return Submission(student=claimed or path.stem, homework=homework.id, answers=collected.answers, path=path,
-                      notes=tuple(collected.notes), invalid=dict(collected.invalid), definitions=definitions)
+                      notes=tuple(collected.notes), invalid=dict(collected.invalid), definitions=definitions,
+                      folder=path.parent if named_by else None)
 
 
 def is_placeholder_id(value: str) -> bool:
