@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +18,24 @@ import screenshots  # noqa: E402 - a helper of the tests, found through the path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def signals_left_as_found():
+    """A test that leaves a signal blocked or handled its own way (a check meant for a forked worker
+    run in the test process) breaks later tests' time limits: it fails here, named, and is undone."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGINT)}
+    yield
+    after = signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    changed = {s.name: h for s, h in handlers.items() if signal.getsignal(s) is not h}
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
+    assert after == mask and not changed, f"the test left signals blocked ({set(after) - set(mask)}) or " \
+                                          f"handled its own way ({sorted(changed)})"
 
 
 @pytest.fixture(scope="session")

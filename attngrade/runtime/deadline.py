@@ -13,6 +13,9 @@ class BudgetExceeded(Exception):
     """The work did not finish within its time budget."""
 
 
+REPEAT = 0.1  # seconds between alarms once the budget is spent, until the block ends
+
+
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise BudgetExceeded in the block after `seconds` of wall time.
@@ -25,9 +28,10 @@ def time_limit(seconds: float) -> Iterator[None]:
 
     The alarm can go unheard: it lands while C code runs (the YAML parser, sympy's core) and
     its handler is put back before Python looks at it again, or it is raised inside a callback
-    whose exceptions Python ignores (the garbage collector's; CI caught one in hypothesis's). A
-    block that ends past its budget raises all the same, so that a verdict never depends on
-    whether the alarm was heard.
+    whose exceptions Python ignores (the garbage collector's; CI caught one in hypothesis's), or
+    caught by a library's `except Exception` (sympy has many). So the alarm repeats every REPEAT
+    seconds past the budget until the block ends, and a block that ends past its budget raises
+    all the same, so that a verdict never depends on whether one alarm was heard.
     """
     started = time.monotonic()
     if seconds <= 0:
@@ -38,14 +42,14 @@ def time_limit(seconds: float) -> Iterator[None]:
         if time.monotonic() - started >= seconds:
             raise BudgetExceeded(f"gave up after {seconds:g} s")
         return
-    outer_remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+    outer_remaining, outer_repeat = signal.getitimer(signal.ITIMER_REAL)
     own = min(seconds, outer_remaining) if outer_remaining > 0 else seconds
 
     def expire(signum, frame):  # noqa: ARG001
         raise BudgetExceeded(f"gave up after {own:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, own)
+    signal.setitimer(signal.ITIMER_REAL, own, REPEAT)
     try:
         yield
     finally:
@@ -54,6 +58,6 @@ def time_limit(seconds: float) -> Iterator[None]:
         if outer_remaining > 0:
             left = outer_remaining - (time.monotonic() - started)
             # An outer budget that ran out while we held the timer fires at once.
-            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), outer_repeat)
     if time.monotonic() - started >= own:  # (only after a block that ended without raising)
         raise BudgetExceeded(f"gave up after {own:g} s")

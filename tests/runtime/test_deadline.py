@@ -24,6 +24,23 @@ def test_a_block_past_its_budget_is_stopped():
     assert time.monotonic() - started < 2
 
 
+def test_an_alarm_a_library_catches_comes_again_until_the_block_ends():
+    """sympy wraps many steps in `except Exception`: an alarm landing there is swallowed, and the
+    work went on unbounded (gigabytes, minutes). The next alarm stops the step after it."""
+    started = time.monotonic()
+    swallowed = []
+    with pytest.raises(BudgetExceeded):
+        with time_limit(0.05):
+            try:
+                _spin(60)
+            except Exception as err:  # noqa: BLE001 - as a library would
+                swallowed.append(err)
+            _spin(60)
+    assert len(swallowed) == 1 and isinstance(swallowed[0], BudgetExceeded)
+    assert time.monotonic() - started < 30
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0), "no alarm left armed"
+
+
 def test_a_block_within_its_budget_runs_to_its_end():
     with time_limit(5):
         _spin(0.01)
