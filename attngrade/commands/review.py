@@ -26,6 +26,10 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.out}: no results.json here; run `grade run ... -o {args.out}` first")
     room = Classroom(args.out, source.bank, homework, solutions=args.solutions or source.solutions)
     room.start()
+    for hid in sorted(room.unknown):
+        print(printable(f"{hid}: not a bundled homework, so whether it asks for anonymous grading is not known "
+                        f"here: graded anonymously unless the store says otherwise; name its folder with "
+                        f"--homework DIR (or lift anonymity with --no-anonymous)"))
     if args.anonymous is not None:
         with room.open() as conn:
             staff.set_anonymous(conn, args.anonymous, instructor())

@@ -135,6 +135,7 @@ class Classroom:
         self._building: dict[tuple[str, str], threading.Lock] = {}
         self._vectors: dict[str, np.ndarray] = {}
         self._homeworks: dict[str, Homework] = {}
+        self.unknown: set[str] = set()  # homework ids of results.json the bank cannot load (own, not named)
         self._assignments: dict[str, Assignment] = {}
         self.embedder = embed.default()
 
@@ -199,8 +200,10 @@ class Classroom:
                 continue
             try:
                 self._homeworks[hid] = self.bank.load_homework(hid)
+                self.unknown.discard(hid)
             except ConfigError:
-                continue  # a homework of a folder not named with --homework: its fields' kinds are not known
+                self.unknown.add(hid)  # a homework of a folder not named with --homework: not known here
+                continue
         return {hid: self._homeworks[hid] for hid in ids if hid in self._homeworks}
 
     def homework_of(self, hid: str) -> Homework | None:
@@ -228,8 +231,10 @@ class Classroom:
             staff.seed_rubric(conn, (hw, pid), [(float(i["points"]) * scale, i["text"]) for i in items])
 
     def anonymous(self) -> bool:
-        """Graded anonymously: the store's setting (the instructor's), else what a homework asks for."""
-        asks = any(getattr(h, "anonymous", False) for h in self._homeworks.values())
+        """Graded anonymously: the store's setting (the instructor's), else what a homework asks for. A
+        homework that cannot be loaded here may ask for it (`anonymous: true` in its own folder), so it
+        is taken to: its ids stay hidden until the instructor names its folder or lifts anonymity."""
+        asks = bool(self.unknown) or any(getattr(h, "anonymous", False) for h in self._homeworks.values())
         with self.open() as conn:
             return staff.anonymous(conn, asks)
 

@@ -51,3 +51,19 @@ def test_a_homework_that_asks_for_anonymity_is_graded_anonymously_unless_the_ins
         assert sorted(members(server)) == list(STUDENTS)
     with serving(out, "--homework", str(QUIZ)) as server:  # lifted: the homework's word does not come back
         assert not server.api("/api/me")[1]["anonymous"] and sorted(members(server)) == list(STUDENTS)
+
+
+def test_started_without_its_folder_the_homework_is_graded_anonymously_and_says_why(tmp_path):
+    """Whether an own homework asks for anonymity is in its folder: an app that was not given the
+    folder cannot know, so it hides the ids until the instructor names the folder or lifts it."""
+    out = tmp_path / "out"
+    assert quiet("run", str(HOMEWORKS / "anonymous-quiz-class"), "--homework", str(QUIZ), "-o", str(out)) == 0
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        assert cli(["review", str(out), "--export", str(tmp_path / "decisions.yaml")]) == 0
+    assert "anonymous-quiz: not a bundled homework, so whether it asks for anonymous grading is not known" \
+           in said.getvalue()
+    assert [s for s in STUDENTS if s in (tmp_path / "decisions.yaml").read_text(encoding="utf-8")] == []
+    with serving(out) as server:
+        assert server.api("/api/me")[1]["anonymous"]
+        assert [s for s in STUDENTS if s in everything(server)] == []
