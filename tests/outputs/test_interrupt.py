@@ -78,13 +78,27 @@ def reports(out: Path) -> list[Path]:
     return [p for folder in staging(out) for p in folder.glob("*/report.html")]
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C as a terminal's program gets it: neither ignored nor blocked. Both are inherited across
+    exec, and a process that starts with SIGINT ignored keeps ignoring it (as a background job
+    should), so the run under test must not inherit what a library did to this test process."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _sigint_state() -> str:
+    """This process's ignored and blocked signal masks, as the kernel keeps them."""
+    status = Path("/proc/self/status").read_text() if Path("/proc/self/status").exists() else ""
+    return "; ".join(line for line in status.splitlines() if line.startswith(("SigIgn", "SigBlk")))
+
+
 def stopped_mid_write(cmd: list[str], out: Path, after_reports: int = 3, cwd: Path | None = None,
                       stderr: int = subprocess.DEVNULL) -> subprocess.Popen:
     """Start `grade run` in a process group of its own and SIGSTOP the group once it has written
     `after_reports` reports: it is then held mid-write for as long as the test needs, however
     loaded the machine is. Fails if the run finished before it could be stopped."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, cwd=cwd,
-                            text=True)
+                            text=True, preexec_fn=_as_from_a_terminal)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None and len(reports(out)) < after_reports:
         time.sleep(0.01)
@@ -201,7 +215,7 @@ def test_ctrl_c_says_what_is_left(big_class, tmp_path):
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the whole group, held until it goes on
     os.killpg(proc.pid, signal.SIGCONT)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, f"{err[-2000:]} (the test process: {_sigint_state()})"
     assert f"stopped before the outputs were complete; {out} was not written" in err
     assert not out.exists() and not staging(out), "Ctrl-C cleans up its staging folder"
 
