@@ -229,18 +229,32 @@ def _substitute(definition: Definition, args: list[str | None]) -> str:
 MAX_NESTING = 40  # braces and brackets, as the parser's own limit
 
 
-# One token at a time, no repetition inside another: an escaped character, a comment to the end of
-# its line (as pylatexenc reads `%`), or a brace or bracket.
-_DELIMITER = re.compile(r"\\.|%[^\n]*|[{}\[\]]", re.S)
+# Environments whose text LaTeX takes as it stands (code listings, comments): no brace in them counts.
+VERBATIM = ("verbatim", "Verbatim", "lstlisting", "minted", "comment")
+# One token at a time, no repetition inside another: the start of verbatim text (`\verb|...|`, a
+# verbatim environment), an escaped character, a comment to the end of its line (as pylatexenc reads
+# `%`), or a brace or bracket.
+_DELIMITER = re.compile(r"\\verb\*?(?P<verb>[^A-Za-z*\s])|\\begin\{(?P<env>" + "|".join(VERBATIM) + r")\*?\}"
+                        r"|\\.|%[^\n]*|[{}\[\]]", re.S)
 
 
 def _delimiters(text: str) -> Iterator[tuple[int, str]]:
     """Each brace and bracket of `text` with its position, as pylatexenc sees them: an escaped one
-    (`\\{`) is text and `%` starts a comment to the end of the line."""
-    for match in _DELIMITER.finditer(text):
-        token = match.group()
-        if len(token) == 1 and token in "{}[]":
-            yield match.start(), token
+    (`\\{`) is text, `%` starts a comment to the end of the line, and verbatim text is skipped to its
+    end (a missing end: to the end of the line for `\\verb`, of the text for an environment)."""
+    pos = 0
+    while (match := _DELIMITER.search(text, pos)) is not None:
+        pos = match.end()
+        if match.group("verb"):
+            line = text.find("\n", pos)
+            line = len(text) if line == -1 else line
+            end = text.find(match.group("verb"), pos, line)  # within its line, as LaTeX reads it
+            pos = line if end == -1 else end + 1
+        elif match.group("env"):
+            end = text.find("\\end{" + match.group("env"), pos)
+            pos = len(text) if end == -1 else end + 1
+        elif len(match.group()) == 1 and match.group() in "{}[]":
+            yield match.start(), match.group()
 
 
 def walkable(text: str) -> bool:

@@ -119,6 +119,19 @@ def test_a_bracket_latex_takes_as_text_leaves_the_answers_as_written(tmp_path):
     assert sub.answers["1b"] == {"q": "C(k_a + k_b)"}
 
 
+def test_braces_in_code_listings_and_verb_are_text_as_latex_has_them(tmp_path):
+    """A student's code in a listing may open a brace it never closes; LaTeX compiles it, and so the
+    answers around it are read."""
+    path = tmp_path / "s3.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1a}{$x$}\n"
+                    "\\begin{lstlisting}\nscores = {\n\\end{lstlisting}\n"
+                    "\\begin{minted}{python}\nprint('}')\n\\end{minted}\n"
+                    "\\begin{verbatim} d = { \\end{verbatim} and \\verb|{| too\n"
+                    "\\answer{1b}{$C(k_a + k_b)$}\n")
+    sub = load_submission(path)
+    assert sub.answers["1b"] == {"q": "C(k_a + k_b)"} and "1a" in sub.answers
+
+
 # -- the files a part names --------------------------------------------------------------------------
 def _huge(path: Path, size: int = 3 * 1024**3) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
-from ...mathlang.macros import find_definitions, unpaired
+from ...mathlang.macros import VERBATIM, find_definitions, unpaired
 from ...records import Homework, Submission
 from .answers import Collected, unwrap_math
 
@@ -28,10 +28,16 @@ def _context() -> Any:
     from pylatexenc.latexwalker import get_default_latex_context_db
     from pylatexenc.macrospec import EnvironmentSpec, MacroSpec
 
+    from pylatexenc.macrospec import VerbatimArgsParser
+
     db = get_default_latex_context_db()
+    # Code listings are text as written, as `verbatim` is: a brace in a student's code pairs with nothing.
+    listings = [EnvironmentSpec(name, args_parser=VerbatimArgsParser(verbatim_arg_type="verbatim-environment"))
+                for name in VERBATIM if db.get_environment_spec(name) is None
+                or not isinstance(db.get_environment_spec(name).args_parser, VerbatimArgsParser)]
     db.add_context_category("attngrade", prepend=True,
                             macros=[MacroSpec("answer", "[{{"), MacroSpec("attnhomework", "{")],
-                            environments=[EnvironmentSpec("answertext", "[{")])
+                            environments=[EnvironmentSpec("answertext", "[{"), *listings])
     return db
 
 
