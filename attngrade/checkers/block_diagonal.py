@@ -22,6 +22,7 @@ time limit. A subscripted frequency (ω_0, \\omega_{d/2-1}, w_k) is read as ω a
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import sympy
@@ -209,7 +210,12 @@ def _unindexed(written: str) -> tuple[str, str | None]:
 
     Two different indices in one block are not one block of M."""
     out, indices, i = [], set(), 0
+    starts = {w[0] for w in OMEGAS} | {"w"}
     while i < len(written):
+        if written[i] not in starts:  # most characters start no name of ω
+            out.append(written[i])
+            i += 1
+            continue
         word = next((w for w in (*OMEGAS, "w") if written.startswith(w, i) and _is_name(written, i, len(w))), None)
         if word is None or (word == "w" and not written.startswith("w_", i)):
             out.append(written[i])
@@ -253,8 +259,10 @@ def _subscript(text: str, i: int) -> tuple[str | None, int]:
     return None, i
 
 
+@lru_cache(maxsize=256)
 def _index(text: str, table: SymbolTable) -> Any:
-    """A block index as written (0, k, d/2-1, \\frac{d}{2}) as a sympy expression in k and d."""
+    """A block index as written (0, k, d/2-1, \\frac{d}{2}) as a sympy expression in k and d; a class
+    writes a handful of them (k, j, 0), so each is read once."""
     try:
         value = parse(text, table, name="index")
     except MathError as err:

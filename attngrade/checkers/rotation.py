@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
+import sympy
 
 from ..errors import ConfigError
 from ..mathlang.evaluate import NUMERIC, EvaluationError, evaluate
@@ -53,9 +54,10 @@ class Trial:
     omega: float
 
 
-def _pair(order: str, angle: float) -> np.ndarray:
+def _pair(order: str, angle: np.ndarray) -> np.ndarray:
+    """The encoding's pair at each angle, in its order: (angle, 2)."""
     sin, cos = np.sin(angle), np.cos(angle)
-    return np.array([sin, cos]) if order == "sin-cos" else np.array([cos, sin])
+    return np.stack([sin, cos] if order == "sin-cos" else [cos, sin], axis=-1)
 
 
 def prepare(params: Mapping[str, Any], part: Part, spec: CheckSpec) -> dict[str, Any]:
@@ -107,31 +109,74 @@ def _block_problem(block: Block, symbols: Mapping[str, Any], p: Mapping[str, Any
         return f"expected a 2×2 block, got {shape}"
     if "time" in symbols and symbols["time"] in value.expr.free_symbols:
         return "the block may depend on the frequency only, not on t: one matrix must work for every position"
-    worst, worst_transposed, example = 0.0, 0.0, None
-    for trial in _trials(block, symbols, p, rng):
-        try:
-            matrix = np.asarray(evaluate(value.expr, _env(trial, symbols), {}, NUMERIC), dtype=float)
-        except (EvaluationError, ValueError, TypeError, ZeroDivisionError, OverflowError) as err:
-            return f"the block could not be evaluated ({err})"
-        now, following = _pair(p["order"], trial.omega * trial.t), _pair(p["order"], trial.omega * (trial.t + 1))
-        error = float(np.max(np.abs(matrix @ now - following)))
-        worst_transposed = max(worst_transposed, float(np.max(np.abs(matrix.T @ now - following))))
-        if not error <= worst:  # NaN is never a pass
-            worst, example = error if np.isfinite(error) else np.inf, (trial, matrix @ now, following)
+    trials = _trials(block, symbols, p, rng)
+    try:
+        matrices = np.array(_at_trials(value.expr, trials, symbols), dtype=float)  # (trial, 2, 2)
+    except (EvaluationError, ValueError, TypeError, ZeroDivisionError, OverflowError) as err:
+        return f"the block could not be evaluated ({err})"
+    omega, t = np.array([trial.omega for trial in trials]), np.array([trial.t for trial in trials])
+    with np.errstate(all="ignore"):
+        now, following = _pair(p["order"], omega * t), _pair(p["order"], omega * (t + 1))  # (trial, 2)
+        got = np.einsum("nij,nj->ni", matrices, now)
+        errors = np.max(np.abs(got - following), axis=1)
+        transposed = np.max(np.abs(np.einsum("nji,nj->ni", matrices, now) - following), axis=1)
+    errors = np.where(np.isnan(errors), np.inf, errors)  # NaN is never a pass
+    worst = float(np.max(errors))
     if worst < TOLERANCE:
         return None
-    if worst_transposed < TOLERANCE:
+    if float(np.max(np.where(np.isnan(transposed), np.inf, transposed))) < TOLERANCE:
         first = "sin" if p["order"] == "sin-cos" else "cos"
         return ("this is the transpose of the block that works: it advances pairs written "
                 f"({'cos, sin' if first == 'sin' else 'sin, cos'}), but the encoding lists "
                 f"({'sin, cos' if first == 'sin' else 'cos, sin'}); with the {first} entry first the "
                 "off-diagonal signs swap places")
-    trial, got, following = example
+    at = int(np.argmax(errors))
+    trial, got, following = trials[at], got[at], following[at]
     where = f"at ω = {trial.omega:.4g}, t = {trial.t:.3f}"
     if block.index is not None or block.at is not None or _uses_index(block, symbols):
         where = f"for the pair k = {trial.k} of d = {trial.d} (ω_k = {trial.omega:.4g}), t = {trial.t:.3f}"
     return (f"{where} your block sends the encoding's pair at t to ({got[0]:.4f}, {got[1]:.4f}), but the pair "
             f"at t+1 is ({following[0]:.4f}, {following[1]:.4f})")
+
+
+def _at_trials(expr: Any, trials: list[Trial], symbols: Mapping[str, Any]) -> list[np.ndarray]:
+    """The block's 2×2 matrix at each trial. A matrix of four formulas (as blocks are written) is walked
+    once, over every trial's numbers together; anything else is evaluated a trial at a time."""
+    if isinstance(expr, sympy.MatrixBase) and expr.shape == (2, 2):
+        envs = [_env(trial, symbols) for trial in trials]
+        columns = {symbol: np.array([env[symbol] for env in envs], dtype=float) for symbol in envs[0]}
+        try:
+            with np.errstate(all="ignore"):
+                entries = [[_over_trials(expr[i, j], columns, len(trials)) for j in range(2)] for i in range(2)]
+        except _NotScalar:
+            pass
+        else:
+            return list(np.moveaxis(np.array(entries, dtype=float), -1, 0))
+    return [np.asarray(evaluate(expr, _env(trial, symbols), {}, NUMERIC), dtype=float) for trial in trials]
+
+
+class _NotScalar(Exception):
+    """A formula the walk over trials does not read (a matrix, a function of the student's)."""
+
+
+def _over_trials(e: Any, columns: Mapping[Any, np.ndarray], n: int) -> np.ndarray:
+    """A scalar formula at every trial at once, as `evaluate` with the NUMERIC backend has it."""
+    if e in columns:
+        return columns[e]
+    if e.is_Number or isinstance(e, sympy.NumberSymbol):
+        return np.full(n, float(e))
+    if isinstance(e, (sympy.Add, sympy.Mul)):
+        values = [_over_trials(a, columns, n) for a in e.args]
+        out = values[0]
+        for v in values[1:]:
+            out = out + v if isinstance(e, sympy.Add) else out * v
+        return out
+    if isinstance(e, sympy.Pow):
+        return np.power(_over_trials(e.base, columns, n), _over_trials(e.exp, columns, n))
+    func = NUMERIC.functions.get(type(e)) or NUMERIC.functions.get(getattr(e, "func", None))
+    if func is not None and len(e.args) == 1:
+        return func(_over_trials(e.args[0], columns, n))
+    raise _NotScalar(type(e).__name__)
 
 
 def _uses_index(block: Block, symbols: Mapping[str, Any]) -> bool:
