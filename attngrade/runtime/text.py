@@ -34,12 +34,31 @@ _ACTED_ON.update({c: f"\\u{c:04x}" for c in [0x061C, 0x180E, *range(0x200B, 0x20
 _ACTED_ON.update({c: f"\\U{c:08x}" for c in range(0xE0000, 0xE0080)})
 
 
+def _char_class(codes: Iterable[int]) -> re.Pattern[str]:
+    """One character class of `codes`, written as ranges (a class of many single characters is
+    searched far more slowly)."""
+    runs: list[list[int]] = []
+    for c in sorted(codes):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in runs) + "]")
+
+
+# A page's text holds line breaks, which Python calls unprintable: it is searched (in C) for what is
+# acted on before anything is translated, which for text beyond ASCII goes a character at a time.
+_ANY_ACTED_ON = _char_class(_ACTED_ON)
+
+
 def printable(text: str) -> str:
     """`text` for a terminal, a spreadsheet cell or a page: what any of them would act on, or
     would not show, is shown as its escape."""
     # Every character translated is one Python calls unprintable (controls, format characters such as
     # the bidi and zero-width marks, line and paragraph separators): most text has none, and is kept.
-    return text if text.isprintable() else text.translate(_ACTED_ON)
+    if text.isprintable() or _ANY_ACTED_ON.search(text) is None:
+        return text
+    return text.translate(_ACTED_ON)
 
 
 # Words only attngrade says of itself, on the sandbox's own word (its supervisor's status) or
