@@ -38,4 +38,6 @@ def _shown(value: Any) -> Any:
     controls and the marks that would reorder or hide text (an override that makes a line read
     backwards, a zero-width space, a carriage return) are shown as their escapes wherever they come
     from; markup keeps its type (the translation only replaces such characters, and leaves tags)."""
-    return printable(value) if isinstance(value, str) else value
+    if isinstance(value, str) and not value.isprintable():  # (most values: no call beyond this line)
+        return printable(value)
+    return value
