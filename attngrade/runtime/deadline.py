@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 
 class BudgetExceeded(Exception):
@@ -46,6 +47,8 @@ def time_limit(seconds: float) -> Iterator[None]:
     own = min(seconds, outer_remaining) if outer_remaining > 0 else seconds
 
     def expire(signum, frame):  # noqa: ARG001
+        if _setting_up_or_down(frame):
+            return  # the next alarm, or the check at the end, says it
         raise BudgetExceeded(f"gave up after {own:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -61,3 +64,13 @@ def time_limit(seconds: float) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), outer_repeat)
     if time.monotonic() - started >= own:  # (only after a block that ended without raising)
         raise BudgetExceeded(f"gave up after {own:g} s")
+
+
+def _setting_up_or_down(frame: Any) -> bool:
+    """An alarm that lands while a limit is set up or taken down (this module's code, or contextlib's
+    around it) is not raised there: it would cut the taking down short and leave its handler and
+    timer in place for whatever runs next."""
+    return frame is not None and frame.f_code.co_filename in _OWN_FILES
+
+
+_OWN_FILES = frozenset({__file__, contextlib.__file__})
