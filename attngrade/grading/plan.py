@@ -31,6 +31,18 @@ from .unread import not_read
 log = logging.getLogger(__name__)
 
 
+def _folder_of(part: Part, submission: Submission) -> Path | None:
+    """Where `part` finds the files it names: the submission folder. A file handed in by itself that a
+    part names as its only file (the course's notebook) is read by that part, as the one file of a
+    folder: nothing beside it (a class folder's other students, a Downloads folder) is looked at."""
+    if submission.folder is not None or submission.path is None:
+        return submission.folder
+    files = [f for f in part.fields if f.kind == "file"]
+    if len(files) == 1 and files[0].filename == submission.path.name and part.id not in submission.answers:
+        return submission.path.parent
+    return None
+
+
 @dataclass(frozen=True)
 class CheckStep:
     """What the plan decided for one check of one part."""
@@ -221,7 +233,7 @@ class _Reader:
                 hint = did_you_mean(pid, sorted(known))
                 notes.append(f"unknown part '{pid}'{hint} was not graded; this homework's parts are: "
                              + ", ".join(p.id for p in homework.parts))
-        parts = tuple(self.part(part, submission.answers.get(part.id), submission.folder, assignment,
+        parts = tuple(self.part(part, submission.answers.get(part.id), _folder_of(part, submission), assignment,
                                 submission.invalid.get(part.id)) for part in homework.parts)
         notes.extend(not_read(homework, submission))
         # The raw answers live on in the parts' readings (shared between students); dropping them

@@ -256,6 +256,22 @@ def test_grade_check_of_the_notebook_alone_grades_its_code(torch, tmp_path, caps
     assert "FAILED: attention.scale: the scores are scaled by 1/d = 0.0625" in shown
 
 
+def test_the_notebook_alone_in_a_class_folder_reads_only_itself(torch, tmp_path):
+    """A class folder's top-level Summarization.ipynb is one student's notebook: nothing beside it
+    (other students' files and folders) is read for it, listed in its report or taken for its code."""
+    cls = tmp_path / "class"
+    cls.mkdir()
+    shutil.copy2(CLASS / "wrong-scale" / "Summarization.ipynb", cls / "Summarization.ipynb")
+    shutil.copy2(ROOT / "examples" / HW.id / "seed-003.yaml", cls / "alice_smith_12345.yaml")
+    shutil.copytree(CLASS / "reference", cls / "bob")
+    out = tmp_path / "out"
+    assert main(["run", str(cls), "-o", str(out), "--homework", HW.id, "--workers", "1"]) == 0
+    lone = next(r for r in json.loads((out / "results.json").read_text()) if r["student"] == "Summarization")
+    said = json.dumps(lone)
+    assert "alice_smith" not in said and "bob" not in said, said[:2000]
+    assert code_part(lone)["score"] == 9 and "attention.scale" in failed(code_part(lone)["feedback"])
+
+
 def test_a_notebook_no_part_names_and_without_answers_is_still_refused(tmp_path, capsys):
     shutil.copy2(CLASS / "wrong-scale" / "Summarization.ipynb", tmp_path / "mine.ipynb")
     assert main(["check", str(tmp_path / "mine.ipynb"), "--homework", HW.id]) != 0

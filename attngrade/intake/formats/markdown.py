@@ -152,7 +152,7 @@ def _submission(path: Path, meta: dict, homework: Homework, collected: Collected
     """The Submission of a Markdown or notebook file; `definitions`: the macros its math defines.
 
     A file that a part of the homework names (the notebook whose code a part grades) is a
-    submission by itself even without answers: that part reads it, from the folder it is in."""
+    submission by itself even without answers: that part reads it (that file, nothing beside it)."""
     named_by = [p.id for p in homework.parts for f in p.fields if f.kind == "file" and f.filename == path.name]
     if not collected.blocks and named_by:
         collected.notes.append(f"no answers were found in {path.name}; it is graded as the file part "
@@ -166,8 +166,7 @@ def _submission(path: Path, meta: dict, homework: Homework, collected: Collected
         collected.notes.append(placeholder_note(claimed))
         claimed = None
     return Submission(student=claimed or path.stem, homework=homework.id, answers=collected.answers, path=path,
-                      notes=tuple(collected.notes), invalid=dict(collected.invalid), definitions=definitions,
-                      folder=path.parent if named_by else None)
+                      notes=tuple(collected.notes), invalid=dict(collected.invalid), definitions=definitions)
 
 
 def is_placeholder_id(value: str) -> bool:
