@@ -53,7 +53,10 @@ def tokens(text: str) -> list[str]:
 
 
 # -- a choice --------------------------------------------------------------------------------
-_NEGATORS = {"not", "never", "no", "neither", "nor", "non", "without", "nobody", "nothing", "none", "hardly"}
+_NEGATORS = {"not", "never", "no", "neither", "nor", "non", "without"}
+# Words that deny some of what follows and not the rest ("nothing is required beyond matching
+# dimensions"): which way the answer goes is for a person to read.
+_PARTLY_DENYING = {"nobody", "nothing", "none", "hardly", "barely", "except", "unless"}
 # After a phrase: `encoder is wrong`, `encoder is not right`, `queries are not it` deny it.
 _DENIED_AFTER = {"wrong", "incorrect", "false", "not", "never", "isnt", "nope"}
 # Words that join two assertions: "not only X but Y", "X, but also Y", "X as well as Y".
@@ -65,10 +68,13 @@ def _negated(words: list[str], at: int, end: int | None = None) -> bool:
     or (given where it `end`s, for an option's phrase) followed by one (`queries is wrong`). `not only X`
     asserts X."""
     clause: list[str] = []
-    for w in reversed(words[max(0, at - 8):at]):
+    for w in reversed(words[:at]):  # back to the clause's start (the text is bounded: MAX_TEXT)
         if w in (STOP, "but"):
             break
-        clause.insert(0, w)
+        clause.append(w)
+    clause.reverse()
+    if _PARTLY_DENYING & set(clause):
+        raise Unclear("a word before it denies part of what it says")
     pairs = list(zip(clause, clause[1:]))
     rather = sum(pair in (("rather", "than"), ("instead", "of")) for pair in pairs)
     if sum(w in _NEGATORS for w in clause) + rather > 1 and clause[-2:] != ["not", "only"]:

@@ -24,7 +24,7 @@ _NO_WORDS = ("no", "false", "impossible", "it is not possible", "incorrect")
 # What is appended to an accepted phrasing `{p}` (with `{q}`, a phrasing of another answer).
 DENIALS = ("not {p}", "it is not {p}", "never {p}", "{p} is wrong", "{p}, not {p}", "{p}? No, not {p}",
            "rather than {p}", "{p} is incorrect", "it is not true that {p}", "I do not think that {p}",
-           "nobody would say that {p}")
+           "nobody would say that {p}", "it is not true under the assumptions we were given in lecture that {p}")
 SECOND = ("{p} or {q}", "{p} and {q}", "{p}, but also {q}", "not only {p} but {q}", "{p}, {q}", "{q} and {p}",
           "both {p} and {q}", "{p} as well as {q}", "either {p} or {q}")
 HEDGES = ("maybe {p}", "{p}, perhaps", "possibly {p}, it depends", "{p}, unless {q}")
@@ -111,7 +111,9 @@ def test_a_referent_and_the_answer_saying_two_things_go_to_staff(text):
 @pytest.mark.parametrize("text, reading", [
     ("They can differ.", False), ("They do not have to match", False), ("No, they need not be the same.", False),
     ("The dimensions can be different because W_k maps them", False), ("They must have the same dimension", True),
-    ("It is not true that they can differ", None), ("Yes, they can differ", None), ("They can not differ", None)])
+    ("It is not true that they can differ", None), ("Yes, they can differ", None), ("They can not differ", None),
+    ("Nothing is required beyond matching dimensions", None),
+    ("It is not true under the assumptions we were given in lecture that they can differ", None)])
 def test_a_part_s_own_phrases_answer_yes_or_no_and_a_denial_far_before_them_goes_to_staff(text, reading):
     part = load_homework("eecs182-fa22-hw8").part("1d")
     assert _read(part, part.field("required"), text) is reading
