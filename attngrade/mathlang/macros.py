@@ -231,30 +231,54 @@ MAX_NESTING = 40  # braces and brackets, as the parser's own limit
 
 # Environments whose text LaTeX takes as it stands (code listings, comments): no brace in them counts.
 VERBATIM = ("verbatim", "Verbatim", "lstlisting", "minted", "comment")
-# One token at a time, no repetition inside another: the start of verbatim text (`\verb|...|`, a
-# verbatim environment), an escaped character, a comment to the end of its line (as pylatexenc reads
-# `%`), or a brace or bracket.
-_DELIMITER = re.compile(r"\\verb\*?(?P<verb>[^A-Za-z*\s])|\\begin\{(?P<env>" + "|".join(VERBATIM) + r")\*?\}"
-                        r"|\\.|%[^\n]*|[{}\[\]]", re.S)
+# One token at a time, no repetition inside another: the start of verbatim text (`\verb|...|` and its
+# kin, `\url{...}`, a verbatim environment), an escaped character, a comment to the end of its line
+# (as pylatexenc reads `%`), or a brace or bracket.
+_TOKEN = re.compile(r"\\(?:verb|lstinline|Verb)(?![A-Za-z])\*?[ \t]*(?P<verb>[^A-Za-z*\s])"
+                    r"|\\(?:url|path)[ \t]*(?P<url>\{)"
+                    r"|\\begin\{(?P<env>(?:" + "|".join(VERBATIM) + r")\*?)\}"
+                    r"|\\.|%[^\n]*|[{}\[\]]", re.S)
+
+
+class Verbatim(NamedTuple):
+    """Text LaTeX takes as it stands, `start`..`end` of a text: a `\\verb`-like command with its text
+    (`\\verb|{|`, `\\url{...}`), or a verbatim environment's body."""
+
+    start: int
+    end: int
+
+
+def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
+    """The braces and brackets of `text` as pylatexenc sees them, and its verbatim spans. An escaped
+    brace (`\\{`) is text, `%` starts a comment to the end of the line; `\\verb` and its kin end at
+    their delimiter within the line (else at the line's end), an environment at its `\\end` (else at the
+    end of the text). One pass: each search starts where the last one ended."""
+    pos = 0
+    while (match := _TOKEN.search(text, pos)) is not None:
+        pos = match.end()
+        if match.group("verb") or match.group("url"):
+            line = text.find("\n", pos)
+            line = len(text) if line == -1 else line
+            closing = "}" if match.group("url") or match.group("verb") == "{" else match.group("verb")
+            end = text.find(closing, pos, line)
+            pos = line if end == -1 else end + 1
+            yield Verbatim(match.start(), pos)
+        elif match.group("env"):
+            end = text.find("\\end{" + match.group("env") + "}", pos)
+            pos = len(text) if end == -1 else end
+            yield Verbatim(match.end(), pos)
+        elif len(match.group()) == 1 and match.group() in "{}[]":
+            yield match.start(), match.group()
 
 
 def _delimiters(text: str) -> Iterator[tuple[int, str]]:
-    """Each brace and bracket of `text` with its position, as pylatexenc sees them: an escaped one
-    (`\\{`) is text, `%` starts a comment to the end of the line, and verbatim text is skipped to its
-    end (a missing end: to the end of the line for `\\verb`, of the text for an environment)."""
-    pos = 0
-    while (match := _DELIMITER.search(text, pos)) is not None:
-        pos = match.end()
-        if match.group("verb"):
-            line = text.find("\n", pos)
-            line = len(text) if line == -1 else line
-            end = text.find(match.group("verb"), pos, line)  # within its line, as LaTeX reads it
-            pos = line if end == -1 else end + 1
-        elif match.group("env"):
-            end = text.find("\\end{" + match.group("env"), pos)
-            pos = len(text) if end == -1 else end + 1
-        elif len(match.group()) == 1 and match.group() in "{}[]":
-            yield match.start(), match.group()
+    """Each brace and bracket of `text` with its position, as pylatexenc sees them (see `_scan`)."""
+    return (item for item in _scan(text) if not isinstance(item, Verbatim))
+
+
+def verbatim_spans(text: str) -> list[Verbatim]:
+    """Where `text` holds verbatim text (see `_scan`), in order."""
+    return [item for item in _scan(text) if isinstance(item, Verbatim)]
 
 
 def walkable(text: str) -> bool:

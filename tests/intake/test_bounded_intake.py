@@ -88,7 +88,10 @@ def test_a_latex_flood_without_answers_is_said_in_a_moment(tmp_path, piece):
 OPEN = {"optional arguments": "\\answer{1a}{$" + "\\sqrt[" * 30 + "x$}\n",
         "mandatory arguments": "\\answer{1a}{$" + "\\frac{" * 30 + "x$}\n",
         "a flood of brackets": "\\answer{1a}{$x$}\n" + "[" * 200_000,
-        "a flood of braces": "\\answer{1a}{$x$}\n" + "{" * 200_000}
+        "a flood of braces": "\\answer{1a}{$x$}\n" + "{" * 200_000,
+        "math shifts in arguments": "\\answer{1a}{$x$}\n" + "\\frac{$}{$}" * 30,
+        "environments in arguments": "\\answer{1a}{$x$}\n" + "\\frac{\\begin{x}}{\\end{x}}" * 30,
+        "a listing left open": "\\answer{1a}{$x$}\n\\begin{verbatim}" + "\\frac{" * 30}
 
 
 @pytest.mark.parametrize("case", OPEN)
@@ -101,9 +104,10 @@ def test_latex_arguments_left_open_are_read_or_refused_in_a_moment(tmp_path, cas
     start = time.process_time()
     try:
         sub = load_submission(path)
-    except SubmissionError as err:
-        assert "braces" in case or "mandatory" in case
-        assert re.search(r"line [23], column \d+: this `{` is never closed", str(err)), err
+    except SubmissionError as err:  # each where LaTeX itself stops
+        assert "brackets" not in case and "optional" not in case, err
+        assert re.search(r"line [23], column \d+: (this `{` is never closed|the LaTeX cannot be read here)",
+                         str(err)), err
     else:
         assert "brackets" in case or "optional" in case
         assert "1a" in sub.answers
@@ -130,6 +134,24 @@ def test_braces_in_code_listings_and_verb_are_text_as_latex_has_them(tmp_path):
                     "\\answer{1b}{$C(k_a + k_b)$}\n")
     sub = load_submission(path)
     assert sub.answers["1b"] == {"q": "C(k_a + k_b)"} and "1a" in sub.answers
+
+
+@pytest.mark.parametrize("middle", ["\\begin{lstlisting}x = {\\end{lstlisting}", "\\url{http://a/b%20c}",
+                                    "\\lstinline|d = {|", "\\verb |{|", "\\begin{Verbatim}}\\end{Verbatim}"])
+def test_a_listing_ends_at_its_own_end_and_the_answer_after_it_is_read(tmp_path, middle):
+    """A code listing ends at its own \\end (not a later \\end{verbatim}), and what LaTeX takes as
+    written (a URL's %, a brace in inline code) is text: the answer after it is read."""
+    path = tmp_path / "s4.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1a}{$x$}\n" + middle + "\n\\answer{1b}{$C(k_a + k_b)$}\n"
+                    "\\begin{verbatim}q\\end{verbatim}\n")
+    assert load_submission(path).answers["1b"] == {"q": "C(k_a + k_b)"}
+
+
+def test_an_answer_inside_a_code_listing_is_not_an_answer(tmp_path):
+    path = tmp_path / "s5.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1a}{$x$}\n"
+                    "\\begin{lstlisting}\n\\answer{1b}{example}\n\\end{lstlisting}\n")
+    assert "1b" not in load_submission(path).answers
 
 
 # -- the files a part names --------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
-from ...mathlang.macros import VERBATIM, find_definitions, unpaired
+from ...mathlang.macros import find_definitions, unpaired, verbatim_spans
 from ...records import Homework, Submission
 from .answers import Collected, unwrap_math
 
@@ -28,16 +28,10 @@ def _context() -> Any:
     from pylatexenc.latexwalker import get_default_latex_context_db
     from pylatexenc.macrospec import EnvironmentSpec, MacroSpec
 
-    from pylatexenc.macrospec import VerbatimArgsParser
-
     db = get_default_latex_context_db()
-    # Code listings are text as written, as `verbatim` is: a brace in a student's code pairs with nothing.
-    listings = [EnvironmentSpec(name, args_parser=VerbatimArgsParser(verbatim_arg_type="verbatim-environment"))
-                for name in VERBATIM if db.get_environment_spec(name) is None
-                or not isinstance(db.get_environment_spec(name).args_parser, VerbatimArgsParser)]
     db.add_context_category("attngrade", prepend=True,
                             macros=[MacroSpec("answer", "[{{"), MacroSpec("attnhomework", "{")],
-                            environments=[EnvironmentSpec("answertext", "[{"), *listings])
+                            environments=[EnvironmentSpec("answertext", "[{")])
     return db
 
 
@@ -104,12 +98,19 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
 
     if not any(word in text for word in ANSWER_WORDS):
         _no_answers(path, homework_for(None))
-    walker = LatexWalker(_parse_copy(path, text), latex_context=_context(), tolerant_parsing=True)
+    # Strict: pylatexenc's tolerant mode retries every argument it could not close, doubling its time
+    # with each (`\\frac{$}{$}` twenty times: minutes); a file LaTeX compiles parses strictly.
+    walker = LatexWalker(_parse_copy(path, text), latex_context=_context(), tolerant_parsing=False)
     try:
         top, _, _ = walker.get_latex_nodes()
         nodes = list(_nodes(top))
-    except (LatexWalkerError, RecursionError) as err:
-        raise SubmissionError(f"the LaTeX cannot be read ({err})", path=str(path)) from None
+    except LatexWalkerError as err:
+        where = f"line {err.lineno}, column {err.colno + 1}: " if getattr(err, "lineno", None) else ""
+        what = " ".join(str(getattr(err, "msg", None) or err).split())[:200]
+        raise SubmissionError(f"{where}the LaTeX cannot be read here ({what}); LaTeX would stop there too: "
+                              "compile the file to see, fix it and submit again", path=str(path)) from None
+    except RecursionError:
+        raise SubmissionError("the LaTeX nests too deeply to be read; write it more simply", path=str(path)) from None
     homework_id = next((_inside(text, _args(n)[0]).strip() for n in nodes
                         if isinstance(n, LatexMacroNode) and n.macroname == "attnhomework" and _args(n)
                         and _args(n)[0] is not None), None)
@@ -144,8 +145,9 @@ def _parse_copy(path: Path, text: str) -> str:
     """`text` as the parser gets it. pylatexenc's tolerant parser backtracks over every argument left
     open, exponentially in how many are (`\\frac{\\frac{...`, `\\sqrt[\\sqrt[...`), so nothing is left
     open: a brace that pairs with nothing stops LaTeX too and is the student's to fix; a bracket that
-    pairs with nothing is text to LaTeX (`[0, 1)`) and becomes a parenthesis here. Positions do not
-    move, so every answer is still cut from `text` itself."""
+    pairs with nothing is text to LaTeX (`[0, 1)`) and becomes a parenthesis here; verbatim text (a
+    code listing, `\\verb|{|`, `\\url{...}`) is blanked, as LaTeX reads nothing in it. Positions do
+    not move, so every answer is still cut from `text` itself."""
     braces, brackets = unpaired(text)
     if braces:
         line = text.count("\n", 0, braces[0]) + 1
@@ -154,11 +156,14 @@ def _parse_copy(path: Path, text: str) -> str:
         raise SubmissionError(f"line {line}, column {column}: this `{text[braces[0]]}` {what}, so LaTeX "
                               "would stop here too; pair every brace (compile the file to see) and submit "
                               "again", path=str(path))
-    if not brackets:
+    spans = verbatim_spans(text)
+    if not brackets and not spans:
         return text
     chars = list(text)
     for pos in brackets:
         chars[pos] = "(" if chars[pos] == "[" else ")"
+    for span in spans:  # code and URLs as written: blank to the parser, line breaks kept for its places
+        chars[span.start:span.end] = [c if c == "\n" else " " for c in chars[span.start:span.end]]
     return "".join(chars)
 
 
