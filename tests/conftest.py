@@ -32,10 +32,12 @@ def signals_left_as_found():
     yield
     after = signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     changed = {s.name: h for s, h in handlers.items() if signal.getsignal(s) is not h}
+    armed = signal.setitimer(signal.ITIMER_REAL, 0)
     for number, handler in handlers.items():
         signal.signal(number, handler)
-    assert after == mask and not changed, f"the test left signals blocked ({set(after) - set(mask)}) or " \
-                                          f"handled its own way ({sorted(changed)})"
+    assert after == mask and not changed and armed == (0.0, 0.0), \
+        f"the test left signals blocked ({set(after) - set(mask)}), handled its own way ({sorted(changed)}) " \
+        f"or an alarm armed ({armed})"
 
 
 @pytest.fixture(scope="session")
