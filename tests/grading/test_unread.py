@@ -4,15 +4,26 @@ the submission's notes (results.json, the report), and the files parts read are 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from attngrade.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "unread"
+ROOT = Path(__file__).resolve().parents[2]
+EXTRAS = ROOT / "tests" / "data" / "unread"  # what a student hands in beside the answers: a plot, a notebook, a checkpoint
+
+
+def _amy(tmp_path: Path) -> Path:
+    """The code example's ada, handed in with a plot, a scratch notebook and an old checkpoint, in a class
+    folder of her own."""
+    folder = tmp_path / "class" / "amy"
+    shutil.copytree(ROOT / "examples" / "cs224n-w21-a5-code" / "ada", folder)
+    shutil.copytree(EXTRAS, folder, dirs_exist_ok=True)
+    return folder
 
 
 def test_a_checkpoint_a_plot_and_an_extra_notebook_are_named_as_not_read(tmp_path, capsys):
-    main(["run", str(DATA), "-o", str(tmp_path / "out"), "--workers", "1"])
+    main(["run", str(_amy(tmp_path).parent), "-o", str(tmp_path / "out"), "--workers", "1"])
     capsys.readouterr()
     (result,) = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     (note,) = [n for n in result.get("notes", []) if n.startswith("not read")]
@@ -31,7 +42,7 @@ def test_files_a_homework_expects_and_ignores_are_not_named(tmp_path):
     from attngrade.intake.submissions import load_submission
     from attngrade.problems import load_homework
 
-    submission = load_submission(DATA / "amy")
+    submission = load_submission(_amy(tmp_path))
     homework = replace(load_homework("cs224n-w21-a5"), ignore=("*.png", "scratch.ipynb"))
     (note,) = not_read(homework, submission)
     assert "old-run.params" in note and "loss.png" not in note and "scratch.ipynb" not in note
