@@ -87,6 +87,13 @@ def prints_of(tasks: Iterable[Any], assignments: Mapping[str, Any]) -> Prints:
     return made
 
 
+def by_member(groups: Mapping[str, Mapping[str, Iterable[Group]]] | None) -> dict[tuple[str, str, str], str]:
+    """(homework, student, part) -> the id of the answer group the student's answer is in, for groups
+    per homework and part (`answer_groups` of each homework)."""
+    return {(hid, member, g.part): g.id for hid, by_part in (groups or {}).items() for gs in by_part.values()
+            for g in gs for member in g.members}
+
+
 def group_id(part: str, key: str) -> str:
     return f"{part}#{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..grading.groups import Group, Prints, answer_groups
+from ..grading.groups import Group, Prints, answer_groups, by_member
 from ..records import Homework, Result
 from ..reports.parallel import ClassPage, ReportJob, write_reports
 from ..runtime.files import write_atomic
@@ -46,7 +46,7 @@ def write_outputs(outputs: Outputs, out: Path, fresh: bool = False, progress: Qu
     advance = progress.advance if progress is not None else (lambda count=1: None)
 
     def tables() -> None:
-        write_atomic(out / "results.json", results_json(results, _group_of(outputs.groups)))
+        write_atomic(out / "results.json", results_json(results, by_member(outputs.groups)))
         write_atomic(out / "grades.csv", grades_csv(results, outputs.homeworks, outputs.roster))
         if outputs.keeping is not None:
             write_atomic(out / FOLDERS_FILE, outputs.keeping.listing(results, folders))
@@ -56,11 +56,6 @@ def write_outputs(outputs: Outputs, out: Path, fresh: bool = False, progress: Qu
     page = ClassPage(out / "index.html", "Class results", outputs.groups)
     job = ReportJob(results, folders, out, outputs.homeworks, outputs.rubric, page, fresh)
     write_reports(job, default_workers(workers), advance, pool=reports, meanwhile=tables)
-
-
-def _group_of(groups: Groups | None) -> dict[tuple[str, str, str], str]:
-    return {(hid, member, g.part): g.id for hid, by_part in (groups or {}).items() for gs in by_part.values()
-            for g in gs for member in g.members}
 
 
 def report_folders(results: Sequence[Result], keeping: Keeping | None) -> list[str]:

@@ -16,6 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, Protocol
 
+from ..grading.groups import by_member
 from ..records import WAITING, Homework, Result, Status
 from .store import KEYED_WAITING, MARK, audit, writing
 
@@ -227,8 +228,7 @@ def collect(results: Iterable[Result], homeworks: Mapping[str, Homework] | None,
             requested: Collection[tuple[str, str, str]] = ()) -> list[Answer]:
     """The answers staff decide among `results` (each verdict with points waiting, or unreadable), and
     those of `requested` (homework, student, part): a regrade request asks staff to look again."""
-    vgroups = {(hw, member, g.part): g.id for hw, by_part in (groups or {}).items()
-               for gs in by_part.values() for g in gs for member in g.members}
+    vgroups = by_member(groups)
     asked = set(requested)
     found = []
     for result in results:
