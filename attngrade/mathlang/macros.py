@@ -276,11 +276,6 @@ def _delimiters(text: str) -> Iterator[tuple[int, str]]:
     return (item for item in _scan(text) if not isinstance(item, Verbatim))
 
 
-def verbatim_spans(text: str) -> list[Verbatim]:
-    """Where `text` holds verbatim text (see `_scan`), in order."""
-    return [item for item in _scan(text) if isinstance(item, Verbatim)]
-
-
 def walkable(text: str) -> bool:
     """Whether pylatexenc may read `text`: its braces and brackets nest properly (none left open, none
     closed by the other kind) and at most MAX_NESTING deep. Its tolerant parser backtracks over an argument
@@ -298,19 +293,26 @@ def walkable(text: str) -> bool:
 
 
 class Unpaired(NamedTuple):
-    """Where a whole LaTeX file's braces and brackets do not pair: positions, in order."""
+    """Where a whole LaTeX file's braces and brackets do not pair: positions, in order; and its
+    verbatim text, which neither pairs nor is read."""
 
     braces: tuple[int, ...]  # a `{` never closed or a `}` that closes nothing: LaTeX stops there too
     brackets: tuple[int, ...]  # a `[` or `]` without its partner in the same group: text to LaTeX
+    verbatim: tuple[Verbatim, ...] = ()
 
 
 def unpaired(text: str) -> Unpaired:
-    """The braces and brackets of `text` that pair with nothing, in one pass. A bracket pairs only
-    inside its own brace group, as an optional argument does."""
+    """The braces and brackets of `text` that pair with nothing, and its verbatim spans, in one pass. A
+    bracket pairs only inside its own brace group, as an optional argument does."""
     braces: list[int] = []
     brackets: list[int] = []
+    verbatim: list[Verbatim] = []
     stack: list[tuple[int, str]] = []
-    for pos, ch in _delimiters(text):
+    for item in _scan(text):
+        if isinstance(item, Verbatim):
+            verbatim.append(item)
+            continue
+        pos, ch = item
         if ch in "{[":
             stack.append((pos, ch))
         elif ch == "]":
@@ -327,7 +329,7 @@ def unpaired(text: str) -> Unpaired:
                 braces.append(pos)
     for pos, ch in stack:
         (brackets if ch == "[" else braces).append(pos)
-    return Unpaired(tuple(sorted(braces)), tuple(sorted(brackets)))
+    return Unpaired(tuple(sorted(braces)), tuple(sorted(brackets)), tuple(verbatim))
 
 
 def _calls(text: str, definitions: tuple[Definition, ...]) -> list[tuple[int, int, str, list[str]]]:

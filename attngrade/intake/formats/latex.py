@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
-from ...mathlang.macros import find_definitions, unpaired, verbatim_spans
+from ...mathlang.macros import find_definitions, unpaired
 from ...records import Homework, Submission
 from .answers import Collected, unwrap_math
 
@@ -148,7 +148,7 @@ def _parse_copy(path: Path, text: str) -> str:
     pairs with nothing is text to LaTeX (`[0, 1)`) and becomes a parenthesis here; verbatim text (a
     code listing, `\\verb|{|`, `\\url{...}`) is blanked, as LaTeX reads nothing in it. Positions do
     not move, so every answer is still cut from `text` itself."""
-    braces, brackets = unpaired(text)
+    braces, brackets, spans = unpaired(text)
     if braces:
         line = text.count("\n", 0, braces[0]) + 1
         column = braces[0] - (text.rfind("\n", 0, braces[0]) + 1) + 1
@@ -156,7 +156,6 @@ def _parse_copy(path: Path, text: str) -> str:
         raise SubmissionError(f"line {line}, column {column}: this `{text[braces[0]]}` {what}, so LaTeX "
                               "would stop here too; pair every brace (compile the file to see) and submit "
                               "again", path=str(path))
-    spans = verbatim_spans(text)
     if not brackets and not spans:
         return text
     chars = list(text)
