@@ -76,8 +76,13 @@ def definition_spans(text: str) -> list[tuple[int, int]]:
 
 def _commented(text: str, at: int) -> bool:
     """A `%` before `at` on its line that is not `\\%` makes the rest of the line a comment."""
-    line = text[text.rfind("\n", 0, at) + 1:at]
-    return any(ch == "%" and (i == 0 or line[i - 1] != "\\") for i, ch in enumerate(line))
+    start = text.rfind("\n", 0, at) + 1
+    i = text.find("%", start, at)  # searched in C: a definition may sit at the end of a very long line
+    while i != -1:
+        if i == start or text[i - 1] != "\\":
+            return True
+        i = text.find("%", i + 1, at)
+    return False
 
 
 # `\newcommand{\outer}[2][x]{...}`, `\renewcommand*\vk{...}`, `\DeclareMathOperator*{\sm}{softmax}`: the head of a
@@ -235,8 +240,8 @@ VERBATIM = ("verbatim", "Verbatim", "lstlisting", "minted", "comment")
 # kin, `\url{...}`, a verbatim environment), an escaped character, a comment to the end of its line
 # (as pylatexenc reads `%`), or a brace or bracket.
 _TOKEN = re.compile(r"\\(?:verb|lstinline|Verb)(?![A-Za-z])\*?[ \t]*(?P<verb>[^A-Za-z*\s])"
-                    r"|\\(?:url|path)[ \t]*(?P<url>\{)"
-                    r"|\\begin\{(?P<env>(?:" + "|".join(VERBATIM) + r")\*?)\}"
+                    r"|\\(?:url|path|href)[ \t]*(?P<url>\{)"
+                    r"|\\begin[ \t]*\{(?P<env>(?:" + "|".join(VERBATIM) + r")\*?)\}"
                     r"|\\.|%[^\n]*|[{}\[\]]", re.S)
 
 

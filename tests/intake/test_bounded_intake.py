@@ -24,6 +24,7 @@ import attngrade.intake.submissions as submissions
 import attngrade.intake.walk as walk
 from attngrade.errors import SubmissionError
 from attngrade.intake.formats.latex import MAX_LATEX_BYTES
+from attngrade.mathlang.macros import find_definitions
 from attngrade.intake.submissions import code_folder, discover, find_code, load_submission
 from attngrade.runtime.files import LINK, NOT_REGULAR, SECOND_NAME, TOO_LARGE, NotRead, read_bounded
 
@@ -137,7 +138,8 @@ def test_braces_in_code_listings_and_verb_are_text_as_latex_has_them(tmp_path):
 
 
 @pytest.mark.parametrize("middle", ["\\begin{lstlisting}x = {\\end{lstlisting}", "\\url{http://a/b%20c}",
-                                    "\\lstinline|d = {|", "\\verb |{|", "\\begin{Verbatim}}\\end{Verbatim}"])
+                                    "\\lstinline|d = {|", "\\verb |{|", "\\begin{Verbatim}}\\end{Verbatim}",
+                                    "\\href{http://x.com/a%20b}{link}", "\\begin {verbatim}}\\end{verbatim}"])
 def test_a_listing_ends_at_its_own_end_and_the_answer_after_it_is_read(tmp_path, middle):
     """A code listing ends at its own \\end (not a later \\end{verbatim}), and what LaTeX takes as
     written (a URL's %, a brace in inline code) is text: the answer after it is read."""
@@ -145,6 +147,24 @@ def test_a_listing_ends_at_its_own_end_and_the_answer_after_it_is_read(tmp_path,
     path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1a}{$x$}\n" + middle + "\n\\answer{1b}{$C(k_a + k_b)$}\n"
                     "\\begin{verbatim}q\\end{verbatim}\n")
     assert load_submission(path).answers["1b"] == {"q": "C(k_a + k_b)"}
+
+
+@pytest.mark.parametrize("end", ["\\verb", "\\verb ", "\\verb\n"])
+def test_a_file_ending_in_a_bare_verb_is_refused_with_a_message(tmp_path, end):
+    path = tmp_path / "s6.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1a}{$x$}\n" + end)
+    with pytest.raises(SubmissionError, match="the LaTeX cannot be read"):
+        load_submission(path)
+
+
+def test_many_definitions_at_the_end_of_a_long_line_are_found_in_a_moment(tmp_path):
+    """Whether a definition is commented out was decided by walking its whole line in Python, once per
+    definition: hundreds of `\\def` after a line of 300 kB took seconds."""
+    path = tmp_path / "s7.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1a}{$x$}\n" + "a" * 290_000 + "\\def" * 800)
+    start = time.process_time()
+    find_definitions(path.read_text())
+    assert time.process_time() - start < 1.0
 
 
 def test_an_answer_inside_a_code_listing_is_not_an_answer(tmp_path):

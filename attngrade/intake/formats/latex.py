@@ -111,6 +111,9 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
                               "compile the file to see, fix it and submit again", path=str(path)) from None
     except RecursionError:
         raise SubmissionError("the LaTeX nests too deeply to be read; write it more simply", path=str(path)) from None
+    except (IndexError, ValueError, KeyError) as err:  # pylatexenc's own slips at the file's end (a bare \verb)
+        raise SubmissionError(f"the LaTeX cannot be read ({type(err).__name__} in its parser); compile the file "
+                              "to see, fix it and submit again", path=str(path)) from None
     homework_id = next((_inside(text, _args(n)[0]).strip() for n in nodes
                         if isinstance(n, LatexMacroNode) and n.macroname == "attnhomework" and _args(n)
                         and _args(n)[0] is not None), None)
