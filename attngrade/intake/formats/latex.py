@@ -35,23 +35,31 @@ def _context() -> Any:
     return db
 
 
-COMMENT_ENVIRONMENTS = ("comment",)  # the comment package's environment: not part of the document
+COMMENT_ENVIRONMENTS = ("comment",)
+NOT_CONDITIONALS = ("ifthenelse",)  # ifthen's command, with arguments and no \fi  # the comment package's environment: not part of the document
 
 
 def _nodes(nodes: Any) -> Iterator[Any]:
     """Every node, depth first, into other commands' arguments too; comments left out."""
     from pylatexenc.latexwalker import LatexCommentNode, LatexEnvironmentNode
 
-    skipping = 0  # inside \iffalse ... \fi at this level
+    # The conditionals open at this level, each with whether its branch now is skipped: \iffalse's until
+    # its \else; any other (\ifx, a \newif's \ifdraft) only counted, so that its \fi closes it and not
+    # an \iffalse around it, as TeX counts them in skipped text.
+    open_ifs: list[list[Any]] = []
     for node in nodes or []:
-        name = getattr(node, "macroname", None)
-        if name == "iffalse":
-            skipping += 1
+        name = getattr(node, "macroname", None) or ""
+        if name.startswith("if") and name not in NOT_CONDITIONALS:
+            open_ifs.append([name, name == "iffalse"])
             continue
-        if name == "fi" and skipping:
-            skipping -= 1
+        if name == "else" and open_ifs:
+            if open_ifs[-1][0] in ("iffalse", "iftrue"):
+                open_ifs[-1][1] = not open_ifs[-1][1]
             continue
-        if skipping or node is None or isinstance(node, LatexCommentNode):
+        if name == "fi" and open_ifs:
+            open_ifs.pop()
+            continue
+        if any(skipped for _, skipped in open_ifs) or node is None or isinstance(node, LatexCommentNode):
             continue
         if isinstance(node, LatexEnvironmentNode) and node.environmentname in COMMENT_ENVIRONMENTS:
             continue

@@ -165,6 +165,18 @@ def test_latex_answers_comments_and_conflicts(tmp_path):
     assert any("line 9, column 1: there is no part '1x'" in n for n in sub.notes)
 
 
+@pytest.mark.parametrize("body, read", [
+    ("\\iffalse \\answer{1a}{$old$} \\else \\answer{1a}{$new$} \\fi", "new"),
+    ("\\iffalse \\ifx a b \\fi \\answer{1a}{$hidden$} \\fi", None),
+    ("\\iftrue \\answer{1a}{$kept$} \\else \\answer{1a}{$dropped$} \\fi", "kept")])
+def test_latex_conditionals_keep_the_branch_tex_keeps(tmp_path, body, read):
+    """An answer in \\iffalse's \\else is the answer; one behind an \\iffalse whose inner \\ifx closes
+    first is still skipped, as TeX counts conditionals in skipped text."""
+    path = tmp_path / "s8.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
+    assert load_submission(path).answers.get("1a") == (None if read is None else {"answer": read})
+
+
 # -- nothing in a class folder is skipped without a word ------------------------------------------------
 def test_every_entry_of_a_class_folder_gets_a_row(tmp_path, capsys):
     cls = tmp_path / "class"
