@@ -104,7 +104,8 @@ class Check:
     # and the check gets CODE_BUDGET instead of a shorter --budget (its child has its own limits).
     runs_code: bool = False
     # The fields whose answer is code to run, where not all are (None: every field): a check whose code
-    # fields are all unanswered runs nothing, so nothing is started for it (a checkpoint is optional).
+    # fields are all unanswered runs nothing, so nothing is started for it (a checkpoint is optional),
+    # and what it says then depends on none of its fields (see `inputs_of`).
     code_fields: Callable[[CheckSpec], tuple[str, ...]] | None = None
 
     def runs_code_on(self, spec: CheckSpec, inputs: Mapping[str, Any] | None) -> bool:
@@ -114,6 +115,13 @@ class Check:
         if inputs is None or self.code_fields is None:
             return True
         return any(name in inputs for name in self.code_fields(spec))
+
+    def inputs_of(self, spec: CheckSpec, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What the outcome on `inputs` depends on: all of them, or none where the check's code fields
+        are all unanswered, so that one task serves every submission that hands in no code."""
+        if self.code_fields is None or any(name in inputs for name in self.code_fields(spec)):
+            return inputs
+        return {}
 
     def validate(self, params: Any, part: Part, spec: CheckSpec, where: str) -> Any:
         """Reject unknown, missing or mistyped params; returns what `prepare` computes.

@@ -19,7 +19,7 @@ from ..errors import ConfigError, SubmissionError
 from ..intake.submissions import code_folder, error_result, find_code, is_code
 from ..mathlang import Value
 from ..reading import FieldError, FileReading, describe, read_field
-from ..records import Part, Result, Status, Submission, Verdict
+from ..records import Listing, Part, Result, Status, Submission, Verdict
 from ..runtime.text import closest, did_you_mean, safe_text
 from ..sandbox import prestart
 from .assignment import Assignment
@@ -234,20 +234,21 @@ class _Reader:
                 notes.append(f"unknown part '{pid}'{hint} was not graded; this homework's parts are: "
                              + ", ".join(p.id for p in homework.parts))
         parts = tuple(self.part(part, submission.answers.get(part.id), _folder_of(part, submission), assignment,
-                                submission.invalid.get(part.id)) for part in homework.parts)
+                                submission.invalid.get(part.id), submission.listing) for part in homework.parts)
         notes.extend(not_read(homework, submission))
-        # The raw answers live on in the parts' readings (shared between students); dropping them
-        # here is what lets a class loaded one submission at a time free them as it goes.
-        return SubmissionReading(replace(submission, answers={}), parts, tuple(notes))
+        # The raw answers live on in the parts' readings (shared between students); dropping them (and
+        # the folder's listing) here is what lets a class loaded one submission at a time free them as it goes.
+        return SubmissionReading(replace(submission, answers={}, listing=None), parts, tuple(notes))
 
     def part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
-             problem: str | None = None) -> PartReading:
+             problem: str | None = None, listing: Listing | None = None) -> PartReading:
         """One part as read; the same answer to a part without files is read once per plan.
+        `listing`: the submission folder's files, where intake listed them (code files are found there).
 
         Sharing the PartReading (and so, in assemble, the Verdict) keeps a class's memory
         growing with its distinct answers, not with its students."""
         if any(f.kind == "file" for f in part.fields) and folder is not None:
-            return self._shared_file_part(assignment.id, self._part(part, raw, folder, assignment, problem))
+            return self._shared_file_part(assignment.id, self._part(part, raw, folder, assignment, problem, listing))
         memo_key = (assignment.id, part.id, problem, frozen(raw))
         hit = self._parts.get(memo_key)
         if hit is None:
@@ -278,11 +279,11 @@ class _Reader:
         return self._file_parts.setdefault(key, reading)
 
     def _part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
-              problem: str | None = None) -> PartReading:
+              problem: str | None = None, listing: Listing | None = None) -> PartReading:
         if problem is not None:  # the carrier already found it cannot be graded (two different answers)
             return PartReading(part, Verdict(part.id, 0.0, part.points, Status.INVALID, (problem,),
                                              points=static_points(part.checks)))
-        raw = _with_files(part, raw, folder)
+        raw = _with_files(part, raw, folder, listing)
         if _blank(raw) or raw == {}:
             return PartReading(part, _missing(part))
         fields = split_fields(part, raw)
@@ -332,6 +333,7 @@ class _Reader:
             return CheckStep(index, blank=blank)
         if assignment.self_check and REGISTRY[spec.check].needs_key:
             return CheckStep(index, unchecked=True)
+        inputs = REGISTRY[spec.check].inputs_of(spec, inputs)
         key = TaskKey(assignment.id, part.id, index,
                       tuple(canonical(inputs[n]) if n in inputs else None for n in spec.fields))
         self.stats.count(spec.check, key in self.plan.tasks)
@@ -426,14 +428,15 @@ def split_fields(part: Part, raw: Any) -> dict[str, Any] | None:
     return None
 
 
-def _with_files(part: Part, raw: Any, folder: Path | None) -> Any:
-    """Add the part's files that sit in the submission folder to its answer mapping."""
+def _with_files(part: Part, raw: Any, folder: Path | None, listing: Listing | None = None) -> Any:
+    """Add the part's files that sit in the submission folder to its answer mapping (code files at
+    any depth: in intake's `listing` of the folder, where there is one)."""
     files = [f for f in part.fields if f.kind == "file" and f.filename]
     if not files or folder is None:
         return raw
 
     present = {f.name: f.filename for f in files
-               if _present(folder / f.filename) or (is_code(f.filename) and find_code(folder, f.filename))}
+               if _present(folder / f.filename) or (is_code(f.filename) and find_code(folder, f.filename, listing))}
     if not present:
         return raw
     if raw is None:

@@ -16,6 +16,7 @@ from attngrade.cli import main
 from attngrade.errors import ConfigError
 from attngrade.grading import InProcess, assignment, grade_answer, grade_submission
 from attngrade.intake.submissions import load_submission
+from attngrade.problems import load_homework
 from attngrade.grading import Class, Options, grade
 from attngrade.outputs.run import RunRequest, grade_run
 
@@ -113,6 +114,16 @@ def test_each_submission_is_read_once_per_batch(root):
                 if name and v.readings.get(name).__class__.__name__ == "FileReading")
     assert batch.stats.reads == fields - files
     assert batch.stats.tasks == sum(row[1] for row in batch.stats.by_check.values())
+
+
+def test_a_check_of_code_nobody_handed_in_is_one_task_per_part(root):
+    """The checkpoint check says the same of every missing checkpoint, whatever the dev file: one task
+    per part serves the class, not one per distinct prediction file."""
+    batch = grade(Class([root / "examples/cs224n-w21-a5"]), Options(solutions=root / "solutions", workers=1))
+    with_checkpoint = [p for p in load_homework("cs224n-w21-a5").parts if any(c.check == "checkpoint" for c in p.checks)]
+    checked, distinct = batch.stats.by_check["checkpoint"]
+    assert checked > len(with_checkpoint) >= 3 and distinct == len(with_checkpoint)
+    assert batch.stats.by_check["accuracy_file"][1] > distinct  # the dev files do differ
 
 
 def test_outcomes_known_from_an_earlier_run_are_not_run_again(graded, root):
