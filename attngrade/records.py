@@ -189,6 +189,15 @@ def with_definitions(answers: Any, definitions: tuple) -> Any:
 
 
 @dataclass(frozen=True)
+class Listing:
+    """A submission folder's files as intake looked through it, once: each by its place in the folder
+    ('src/dataset.py'), and what the look did not see when it was cut short (empty: nothing)."""
+
+    files: tuple[str, ...]
+    shortfall: str = ""
+
+
+@dataclass(frozen=True)
 class Submission:
     """One student's answers as loaded: raw text per part and field, nothing parsed.
 
@@ -200,6 +209,7 @@ class Submission:
     answers: Mapping[str, Mapping[str, Any]]
     path: Path
     folder: Path | None = None  # where files named by parts are looked up
+    listing: Listing | None = None  # the folder's files, listed at intake (None: not listed)
     notes: tuple[str, ...] = ()
     invalid: Mapping[str, str] = field(default_factory=dict)  # part -> why its answer cannot be graded
     definitions: tuple = ()
@@ -235,7 +245,7 @@ class Verdict:
     points: PartPoints = field(default_factory=PartPoints, compare=False)
     overruled: tuple[str, ...] = ()  # what the machine said of a part a person's grade replaced
 
-    @property
+    @cached_property  # (a report asks it of every part many times; a verdict never changes)
     def pending_points(self) -> float:
         """Points of this part that course staff have yet to decide (never counted as 0)."""
         return round(self.points.pending_points, 6)
@@ -280,7 +290,7 @@ class Result:
     notes: tuple[str, ...] = ()
     source: str = ""
 
-    @property
+    @cached_property
     def pending_points(self) -> float:
         return round(sum(v.pending_points for v in self.parts), 6)
 

@@ -13,7 +13,7 @@ import fnmatch
 from pathlib import Path
 
 from ..intake.walk import MAX_SUBMISSION_ENTRIES, Budget, walk
-from ..records import Homework, Submission
+from ..records import Homework, Listing, Submission
 
 SHOWN = 12  # names listed before "and N more"
 
@@ -23,19 +23,25 @@ def _expected(rel: str, patterns: tuple[str, ...]) -> bool:
 
 
 def not_read(homework: Homework, submission: Submission) -> tuple[str, ...]:
-    """The note about the folder's files no part reads (none when every file is read, or no folder)."""
+    """The note about the folder's files no part reads (none when every file is read, or no folder).
+    The folder's listing made at intake is used where there is one; else the folder is listed now."""
     folder = submission.folder
     if folder is None:
         return ()
+    listing = submission.listing or _listed(folder)
     wanted = {f.filename for part in homework.parts for f in part.fields if f.kind == "file" and f.filename}
     answers = Path(submission.path).name if submission.path else None
-    budget = Budget(MAX_SUBMISSION_ENTRIES)
-    left = [rel for path, _ in walk(folder, budget)
-            if path.name not in wanted and not (path.parent == folder and path.name == answers)
-            and not _expected(rel := path.relative_to(folder).as_posix(), homework.ignore)]
+    left = [rel for rel in listing.files
+            if rel.rsplit("/", 1)[-1] not in wanted and rel != answers and not _expected(rel, homework.ignore)]
     if not left:
         return ()
     shown = ", ".join(sorted(left)[:SHOWN]) + (f" and {len(left) - SHOWN} more" if len(left) > SHOWN else "")
-    cut = f" (the folder was not looked through to the end: {budget.shortfall()})" if budget.short else ""
+    cut = f" (the folder was not looked through to the end: {listing.shortfall})" if listing.shortfall else ""
     return (f"not read: no part of {homework.id} reads {shown}{cut}; if one of them holds an answer, put it where "
             "the part asks for it (see the template) and submit again",)
+
+
+def _listed(folder: Path) -> Listing:
+    budget = Budget(MAX_SUBMISSION_ENTRIES)
+    files = tuple(path.relative_to(folder).as_posix() for path, _ in walk(folder, budget))
+    return Listing(files, budget.shortfall())

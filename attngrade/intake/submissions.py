@@ -27,7 +27,7 @@ from typing import Any, Collection, Iterator
 import yaml
 
 from ..errors import ConfigError, SubmissionError
-from ..records import Result, Submission
+from ..records import Listing, Result, Submission
 from ..runtime.deadline import BudgetExceeded, time_limit
 from ..runtime.files import LINK, NOT_REGULAR, TOO_LARGE, NotRead, check_readable, read_bounded, within
 from ..runtime.outfiles import FOLDERS_FILE as FOLDERS_FILE
@@ -45,8 +45,8 @@ from .formats import (
 )
 from .look import MAX_YAML_BYTES
 from .look import looks_like_answers as looks_like_answers
-from .walk import (MAX_SUBMISSION_ENTRIES, NESTED_SECONDS, SKIPPED_FOLDERS, Budget, code_files, listing,
-                   nested_answers)
+from .walk import (MAX_SUBMISSION_ENTRIES, NESTED_SECONDS, SKIPPED_FOLDERS, Budget, code_files,
+                   is_nested_answers, listing, nested_answers, walk)
 from .walk import find_code as find_code
 
 log = logging.getLogger(__name__)
@@ -191,7 +191,8 @@ def _load_submission(path: Path, homework: str | None, bank: Any) -> Submission:
     submission = _read_answers(file, path.name, homework, bank)
     if file.suffix.lower() not in YAML_SUFFIXES and submission.student == file.stem:
         submission = replace(submission, student=path.name)  # a carrier names no one: the folder does
-    return replace(submission, folder=path, notes=submission.notes + listed + _folder_notes(path, file))
+    notes, listing = _looked_through(path, file)
+    return replace(submission, folder=path, listing=listing, notes=submission.notes + listed + notes)
 
 
 def _read_answers(file: Path, default_student: str, homework: str | None, bank: Any) -> Submission:
@@ -295,11 +296,16 @@ def _a_file(path: Path) -> bool:
         return False
 
 
-def _folder_notes(folder: Path, file: Path) -> tuple[str, ...]:
-    """What a submission's row says of its folder: answers nested in it (another attempt, another
-    student's folder), which are not graded, and how far it was looked through."""
+def _looked_through(folder: Path, file: Path) -> tuple[tuple[str, ...], Listing]:
+    """A submission folder looked through once: its files (for the note on those no part reads), and
+    what its row says of it: answers nested in it (another attempt, another student's folder), which
+    are not graded, and how far it was looked through."""
     budget = Budget(MAX_SUBMISSION_ENTRIES, NESTED_SECONDS)
-    nested = nested_answers(folder, budget)
+    files, nested = [], []
+    for path, depth in walk(folder, budget):
+        files.append(path.relative_to(folder).as_posix())
+        if is_nested_answers(path, depth):
+            nested.append(path)
     notes = []
     if nested:
         notes.append(f"{_some(nested, folder)}: answers inside this folder, not graded: a folder is one student's "
@@ -307,7 +313,7 @@ def _folder_notes(folder: Path, file: Path) -> tuple[str, ...]:
     if budget.short:
         notes.append(f"this folder was not looked through to the end: {budget.shortfall()}; answers files and code "
                      "files there were not found; course staff can look at the rest")
-    return tuple(notes)
+    return tuple(notes), Listing(tuple(files), budget.shortfall())
 
 
 def _some(paths: list[Path], folder: Path, shown: int = 5) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from ..records import Listing
 from .formats import is_answers_format
 from .look import looks_like_answers
 
@@ -156,13 +157,18 @@ def walk(folder: Path, budget: Budget, depth: int = MAX_WALK_DEPTH) -> Iterator[
         budget.stop(_relative(level[0], folder), DEPTH)  # deeper than `depth`: said as a cut
 
 
-def find_code(folder: Path, name: str) -> list[Path]:
+def find_code(folder: Path, name: str, listing: Listing | None = None) -> list[Path]:
     """The places to read the code file `name` from: every regular file so named under `folder`,
     where courses put code first (`CODE_PLACES`), then the rest shallowest first; a folder of 5,000
     data files beside src/ still finds src/dataset.py. When the search was cut short before any was
     found (`MAX_SUBMISSION_ENTRIES` entries, `MAX_WALK_DEPTH` levels, a folder the grader may not
     open), the place it would be read from, `folder/name`: reading it then says how far the search
-    went, never "no answer given"."""
+    went, never "no answer given". A `listing` of the whole folder made before (by `walk`) is searched
+    instead of the folder."""
+    if listing is not None and not listing.shortfall:
+        found = [folder / place / name for place in CODE_PLACES if _a_file(folder / place / name)]
+        return found + [p for rel in listing.files if rel.rsplit("/", 1)[-1] == name
+                        and (p := folder / rel) not in found]
     budget = Budget(MAX_SUBMISSION_ENTRIES)
     found = code_files(folder, name, budget)
     return found or ([folder / name] if budget.short else [])
@@ -189,5 +195,9 @@ def _a_file(path: Path) -> bool:
 def nested_answers(folder: Path, budget: Budget) -> list[Path]:
     """Answers files below `folder`'s own level that look like answers (another attempt, another
     student's folder): none of them is graded as part of `folder`'s submission."""
-    return [path for path, depth in walk(folder, budget)
-            if depth > 0 and is_answers_format(path) and looks_like_answers(path)]
+    return [path for path, depth in walk(folder, budget) if is_nested_answers(path, depth)]
+
+
+def is_nested_answers(path: Path, depth: int) -> bool:
+    """Whether a file `walk` found at `depth` is answers nested in the folder walked (see `nested_answers`)."""
+    return depth > 0 and is_answers_format(path) and looks_like_answers(path)

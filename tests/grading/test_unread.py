@@ -64,3 +64,18 @@ def test_a_homework_declares_what_it_ignores_as_a_list_of_patterns(tmp_path):
     (folder / "homework.yaml").write_text(text + "ignore: '*.png'\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="ignore: .* is not a list of file-name patterns"):
         HomeworkFolder(folder).load_homework("shift-block-quiz")
+
+
+def test_a_submission_built_without_intake_s_listing_gets_the_same_note(tmp_path):
+    """Gradescope's run builds the submission's folder itself: the folder is listed then, to the same note."""
+    from dataclasses import replace
+
+    from attngrade.grading.unread import not_read
+    from attngrade.intake.submissions import load_submission
+    from attngrade.problems import load_homework
+
+    submission = load_submission(_amy(tmp_path))
+    homework = load_homework("cs224n-w21-a5")
+    assert submission.listing is not None
+    assert not_read(homework, replace(submission, listing=None)) == not_read(homework, submission)
+    assert "old-run.params" in not_read(homework, submission)[0]

@@ -227,6 +227,23 @@ def test_code_in_src_is_found_beside_thousands_of_files(tmp_path):
     assert code_folder(folder, "dataset.py") == folder / "a5" / "src"
 
 
+def test_code_is_found_in_intake_s_listing_as_in_the_folder(tmp_path):
+    """The plan looks for code files in the listing intake made of the folder: the same places, in the
+    same order, as a search of the folder; a listing cut short is not trusted (the folder is searched)."""
+    from dataclasses import replace
+
+    folder = _student(tmp_path / "ann")
+    for place in ("a5/src", "src", "notes/old"):
+        (folder / place).mkdir(parents=True)
+        (folder / place / "dataset.py").write_text(f"# {place}\n")
+    listing = load_submission(folder).listing
+    for name in ("dataset.py", "absent.py", "answers.yaml"):
+        assert find_code(folder, name, listing) == find_code(folder, name)
+    assert find_code(folder, "dataset.py", listing)[0] == folder / "src" / "dataset.py"
+    cut = replace(listing, files=(), shortfall="only the first 100 files and folders were looked at")
+    assert find_code(folder, "dataset.py", cut) == find_code(folder, "dataset.py")
+
+
 def test_a_search_cut_short_is_said_by_the_field_never_no_answer_given(tmp_path, monkeypatch):
     monkeypatch.setattr(walk, "MAX_SUBMISSION_ENTRIES", 100)
     monkeypatch.setattr(submissions, "MAX_SUBMISSION_ENTRIES", 100)
