@@ -45,7 +45,7 @@ from .formats import (
 )
 from .look import MAX_YAML_BYTES
 from .look import looks_like_answers as looks_like_answers
-from .walk import (MAX_SUBMISSION_ENTRIES, NESTED_SECONDS, SKIPPED_FOLDERS, Budget, code_files,
+from .walk import (MAX_LISTED, MAX_SUBMISSION_ENTRIES, NESTED_SECONDS, SKIPPED_FOLDERS, Budget, code_files,
                    is_nested_answers, listing, nested_answers, walk)
 from .walk import find_code as find_code
 
@@ -296,10 +296,11 @@ def _a_file(path: Path) -> bool:
         return False
 
 
-def _looked_through(folder: Path, file: Path) -> tuple[tuple[str, ...], Listing]:
+def _looked_through(folder: Path, file: Path) -> tuple[tuple[str, ...], Listing | None]:
     """A submission folder looked through once: its files (for the note on those no part reads), and
     what its row says of it: answers nested in it (another attempt, another student's folder), which
-    are not graded, and how far it was looked through."""
+    are not graded, and how far it was looked through. No listing of a folder of more than
+    `MAX_LISTED` files is kept."""
     budget = Budget(MAX_SUBMISSION_ENTRIES, NESTED_SECONDS)
     files, nested = [], []
     for path, depth in walk(folder, budget):
@@ -313,7 +314,7 @@ def _looked_through(folder: Path, file: Path) -> tuple[tuple[str, ...], Listing]
     if budget.short:
         notes.append(f"this folder was not looked through to the end: {budget.shortfall()}; answers files and code "
                      "files there were not found; course staff can look at the rest")
-    return tuple(notes), Listing(tuple(files), budget.shortfall())
+    return tuple(notes), Listing(tuple(files), budget.shortfall()) if len(files) <= MAX_LISTED else None
 
 
 def _some(paths: list[Path], folder: Path, shown: int = 5) -> str:

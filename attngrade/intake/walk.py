@@ -26,6 +26,10 @@ MAX_SUBMISSION_ENTRIES = 20_000  # files and folders looked at in one submission
 # found is read (to see whether it holds answers), and a folder of large notebooks must not cost a
 # class its reading time.
 NESTED_SECONDS = 5.0
+# Files of a submission folder kept in its listing (`records.Listing`), which lives as long as the
+# submission is loaded: a folder of more is searched again where it is needed, so a class of folders
+# of thousands of files costs no more memory than their answers.
+MAX_LISTED = 500
 # Folders never looked into: a tool's caches and a macOS zip's litter, not a student's work.
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "__MACOSX"})
 # Where a part's code file lives in the layouts courses hand out (the folder itself, src/): looked

@@ -79,3 +79,19 @@ def test_a_submission_built_without_intake_s_listing_gets_the_same_note(tmp_path
     assert submission.listing is not None
     assert not_read(homework, replace(submission, listing=None)) == not_read(homework, submission)
     assert "old-run.params" in not_read(homework, submission)[0]
+
+
+def test_a_folder_of_many_files_is_listed_again_for_the_note(tmp_path, monkeypatch):
+    """Intake keeps no listing of a large folder (memory stays bounded per submission); the note is the same."""
+    from attngrade.grading.unread import not_read
+    from attngrade.intake import submissions
+    from attngrade.intake.submissions import load_submission
+    from attngrade.problems import load_homework
+
+    folder = _amy(tmp_path)
+    homework = load_homework("cs224n-w21-a5")
+    listed = load_submission(folder)
+    monkeypatch.setattr(submissions, "MAX_LISTED", 3)
+    unlisted = load_submission(folder)
+    assert listed.listing is not None and unlisted.listing is None
+    assert not_read(homework, unlisted) == not_read(homework, listed)
