@@ -236,13 +236,21 @@ MAX_NESTING = 40  # braces and brackets, as the parser's own limit
 
 # Environments whose text LaTeX takes as it stands (code listings, comments): no brace in them counts.
 VERBATIM = ("verbatim", "Verbatim", "lstlisting", "minted", "comment")
-# One token at a time, no repetition inside another: the start of verbatim text (`\verb|...|` and its
-# kin, `\url{...}`, a verbatim environment), an escaped character, a comment to the end of its line
-# (as pylatexenc reads `%`), or a brace or bracket.
+# Commands named \if... that are not conditionals (ifthen's, with arguments and no \fi).
+NOT_CONDITIONALS = ("ifthenelse",)
+# One token at a time, no repetition inside another: the start of text LaTeX does not pair braces in
+# (`\verb|...|` and its kin, `\mintinline{lang}|...|`, `\url{...}`, a verbatim environment, what
+# `\iffalse` skips, what follows `\end{document}`), an escaped character, a comment to the end of its
+# line (as pylatexenc reads `%`), or a brace or bracket.
 _TOKEN = re.compile(r"\\(?:verb|lstinline|Verb)(?![A-Za-z])\*?[ \t]*(?P<verb>[^A-Za-z*\s])"
+                    r"|\\mintinline(?:\[[^\[\]\n]*\])?[ \t]*\{[^{}\n]*\}[ \t]*(?P<mint>[^A-Za-z*\s])"
                     r"|\\(?:url|path|href)[ \t]*(?P<url>\{)"
                     r"|\\begin[ \t]*\{(?P<env>(?:" + "|".join(VERBATIM) + r")\*?)\}"
+                    r"|(?P<skip>\\iffalse)(?![A-Za-z])"
+                    r"|(?P<end>\\end[ \t]*\{document\})"
                     r"|\\.|%[^\n]*|[{}\[\]]", re.S)
+# Inside what a conditional skips, TeX still reads commands and comments: a nested \if... needs its \fi.
+_SKIPPED = re.compile(r"\\([A-Za-z]+)|\\.|%[^\n]*", re.S)
 
 
 class Verbatim(NamedTuple):
@@ -261,10 +269,11 @@ def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
     pos = 0
     while (match := _TOKEN.search(text, pos)) is not None:
         pos = match.end()
-        if match.group("verb") or match.group("url"):
+        if match.group("verb") or match.group("mint") or match.group("url"):
             line = text.find("\n", pos)
             line = len(text) if line == -1 else line
-            closing = "}" if match.group("url") or match.group("verb") == "{" else match.group("verb")
+            delimiter = match.group("verb") or match.group("mint")
+            closing = "}" if match.group("url") or delimiter == "{" else delimiter
             end = text.find(closing, pos, line)
             pos = line if end == -1 else end + 1
             yield Verbatim(match.start(), pos)
@@ -272,8 +281,30 @@ def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
             end = text.find("\\end{" + match.group("env") + "}", pos)
             pos = len(text) if end == -1 else end
             yield Verbatim(match.end(), pos)
+        elif match.group("skip"):
+            pos = _skipped_to(text, pos)
+            yield Verbatim(match.end(), pos)
+        elif match.group("end"):
+            yield Verbatim(match.end(), len(text))  # LaTeX reads nothing after the document's end
+            return
         elif len(match.group()) == 1 and match.group() in "{}[]":
             yield match.start(), match.group()
+
+
+def _skipped_to(text: str, pos: int) -> int:
+    """Where the text an `\\iffalse` skips from `pos` ends: at its own `\\else` or `\\fi` (the conditionals
+    opened inside it counted), else at the end of the text."""
+    depth = 0
+    while (match := _SKIPPED.search(text, pos)) is not None:
+        name = match.group(1) or ""
+        if name.startswith("if") and name not in NOT_CONDITIONALS:
+            depth += 1
+        elif name in ("else", "fi") and depth == 0:
+            return match.start()
+        elif name == "fi":
+            depth -= 1
+        pos = match.end()
+    return len(text)
 
 
 def _delimiters(text: str) -> Iterator[tuple[int, str]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
-from ...mathlang.macros import find_definitions, unpaired
+from ...mathlang.macros import NOT_CONDITIONALS, find_definitions, unpaired
 from ...records import Homework, Submission
 from .answers import Collected, unwrap_math
 
@@ -35,8 +35,7 @@ def _context() -> Any:
     return db
 
 
-COMMENT_ENVIRONMENTS = ("comment",)
-NOT_CONDITIONALS = ("ifthenelse",)  # ifthen's command, with arguments and no \fi  # the comment package's environment: not part of the document
+COMMENT_ENVIRONMENTS = ("comment",)  # the comment package's environment: not part of the document
 
 
 def _nodes(nodes: Any) -> Iterator[Any]:
@@ -145,6 +144,7 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
             content = text[body[0].pos:body[-1].pos + body[-1].len].strip() if body else ""
             _add(collected, _inside(text, args[1]).strip(), _inside(text, args[0]).strip(), content, place,
                  text_field=True)
+    collected.notes.extend(_after_the_end(walker, top, text))
     if not collected.blocks and not collected.invalid:
         _no_answers(path, homework)
     return Submission(student=path.stem, homework=homework.id, answers=collected.answers, path=path,
@@ -175,6 +175,20 @@ def _parse_copy(path: Path, text: str) -> str:
     for span in spans:  # code and URLs as written: blank to the parser, line breaks kept for its places
         chars[span.start:span.end] = [c if c == "\n" else " " for c in chars[span.start:span.end]]
     return "".join(chars)
+
+
+def _after_the_end(walker: Any, top: Any, text: str) -> list[str]:
+    """A note where answers follow `\\end{document}`: LaTeX reads nothing after it, so neither does
+    attngrade, but the student should hear that what is there was not graded."""
+    from pylatexenc.latexwalker import LatexEnvironmentNode
+
+    document = next((n for n in top or [] if isinstance(n, LatexEnvironmentNode) and n.environmentname == "document"),
+                    None)
+    if document is None or not any(word in text[document.pos + document.len:] for word in ANSWER_WORDS):
+        return []
+    line, _ = walker.pos_to_lineno_colno(document.pos + document.len)
+    return [f"line {line}: answers after \\end{{document}} were not read, as LaTeX reads nothing after it; "
+            "move them before it and submit again"]
 
 
 def _no_answers(path: Path, homework: Homework) -> None:

@@ -177,6 +177,32 @@ def test_latex_conditionals_keep_the_branch_tex_keeps(tmp_path, body, read):
     assert load_submission(path).answers.get("1a") == (None if read is None else {"answer": read})
 
 
+@pytest.mark.parametrize("body, read", [
+    # TeX pairs no brace in what \iffalse skips: a draft left there is no error
+    ("\\iffalse draft: \\answer{1a}{$\\frac{1}{2$} \\fi \\answer{1a}{$u_a$}", "u_a"),
+    ("\\iffalse \\ifdraft { \\fi } \\else \\answer{1a}{$u_a$} \\fi", "u_a"),
+    ("\\iffalse % \\fi in a comment ends nothing\n { \\fi \\answer{1a}{$u_a$}", "u_a"),
+    ("\\iffalse \\answer{1a}{$u_a$} \\filbreak { \\fi", None),  # \filbreak is not \fi
+    # code in \mintinline is verbatim, whatever its delimiter
+    ("\\mintinline{python}|d = {| \\answer{1a}{$u_a$}", "u_a"),
+    ("\\mintinline[fontsize=\\small]{python}{x} \\answer{1a}{$u_a$}", "u_a")])
+def test_latex_braces_tex_does_not_pair_are_not_paired(tmp_path, body, read):
+    path = tmp_path / "s9.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
+    assert load_submission(path).answers.get("1a") == (None if read is None else {"answer": read})
+
+
+def test_latex_after_the_end_of_the_document_is_not_read_and_said(tmp_path):
+    path = tmp_path / "s10.tex"
+    path.write_text("\\documentclass{article}\n\\begin{document}\n\\attnhomework{cs224n-w21-a5}\n"
+                    "\\answer{1b}{$C(k_a + k_b)$}\n\\end{document}\nscratch { notes\n\\answer{1a}{$u_a$}\n")
+    sub = load_submission(path)
+    assert set(sub.answers) == {"1b"}
+    assert any(n.startswith("line 5: answers after \\end{document} were not read") for n in sub.notes)
+    path.write_text(path.read_text().replace("\\answer{1a}{$u_a$}", "just notes"))
+    assert not any("end{document}" in n for n in load_submission(path).notes)
+
+
 # -- nothing in a class folder is skipped without a word ------------------------------------------------
 def test_every_entry_of_a_class_folder_gets_a_row(tmp_path, capsys):
     cls = tmp_path / "class"
