@@ -33,12 +33,19 @@ log = logging.getLogger(__name__)
 
 def _folder_of(part: Part, submission: Submission) -> Path | None:
     """Where `part` finds the files it names: the submission folder. A file handed in by itself that a
-    part names as its only file (the course's notebook) is read by that part, as the one file of a
-    folder: nothing beside it (a class folder's other students, a Downloads folder) is looked at."""
+    part names as its only file (the course's notebook), or whose only file field's answer names it (a
+    notebook that holds its own code), is read by that part, as the one file of a folder: nothing
+    beside it (a class folder's other students, a Downloads folder) is looked at."""
     if submission.folder is not None or submission.path is None:
         return submission.folder
     files = [f for f in part.fields if f.kind == "file"]
-    if len(files) == 1 and files[0].filename == submission.path.name and part.id not in submission.answers:
+    if len(files) != 1:
+        return None
+    raw = submission.answers.get(part.id)
+    named = raw.get(files[0].name) if isinstance(raw, Mapping) else raw if part.single_field else None
+    own = submission.path.name
+    if (isinstance(named, str) and named.strip() == own
+            or files[0].filename == own and part.id not in submission.answers):
         return submission.path.parent
     return None
 

@@ -323,6 +323,51 @@ def test_the_template_holds_stubs_that_the_reference_fills_to_full_marks(torch, 
     assert verdict.score == 10, verdict.feedback
 
 
+def _filled_template(tmp_path: Path, line: str) -> dict:
+    """The template with the reference's definitions in its stubs and `line` on its `notebook:` line."""
+    assert main(["assign", "eecs182-fa22-hw8", "--format", "ipynb", "-o", str(tmp_path / "t")]) == 0
+    data = json.loads((tmp_path / "t" / "eecs182-fa22-hw8.ipynb").read_text(encoding="utf-8"))
+    for cell in data["cells"]:
+        meta = cell["metadata"].get("attngrade", {})
+        if cell["cell_type"] == "code" and meta.get("definition") in reference_definitions():
+            cell["source"] = reference_definitions()[meta["definition"]]
+        elif cell["cell_type"] == "markdown" and meta.get("part") == "1.code" and "Answer" in cell["source"]:
+            cell["source"] = cell["source"].replace("notebook:", f"notebook: {line}".rstrip())
+    return data
+
+
+@pytest.mark.parametrize("line", ["alice.ipynb", "eecs182-fa22-hw8.ipynb", ""])
+def test_a_notebook_handed_in_alone_is_graded_for_its_own_code(torch, tmp_path, capsys, line):
+    """One notebook, in a class folder of lone notebooks or checked by itself, whose `notebook:` line names it
+    (as saved, or by the template's name an LMS download renamed) or is empty while its cells hold the
+    code: its code is graded, as it is from a folder and on Gradescope; nothing beside it is read."""
+    data = _filled_template(tmp_path, line)
+    cls = tmp_path / "class"
+    cls.mkdir()
+    for student in ("alice", "bob"):
+        (cls / f"{student}.ipynb").write_text(json.dumps(data).replace("alice.ipynb", f"{student}.ipynb"),
+                                              encoding="utf-8")
+    shutil.copy2(CLASS / "wrong-scale" / "Summarization.ipynb", cls / "Summarization.ipynb")  # another student's
+    capsys.readouterr()
+    assert main(["check", str(cls / "alice.ipynb"), "--json"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert code_part(checked)["score"] == 10, code_part(checked)["feedback"]
+    assert main(["run", str(cls), "-o", str(tmp_path / "out"), "--workers", "1"]) in (0, 1)
+    capsys.readouterr()
+    rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())}
+    for student in ("alice", "bob"):
+        assert code_part(rows[student])["score"] == 10 and code_part(rows[student])["status"] == "correct"
+        said = [n for n in rows[student].get("notes", []) if "`notebook:` line is empty" in n]
+        assert len(said) == (1 if not line else 0)
+
+
+def test_an_empty_notebook_line_over_the_template_s_stubs_stays_unanswered(tmp_path):
+    assert main(["assign", "eecs182-fa22-hw8", "--format", "ipynb", "-o", str(tmp_path / "t")]) == 0
+    result = grade_submission(assignment(HW, None, self_check=True),
+                              load_submission(tmp_path / "t" / "eecs182-fa22-hw8.ipynb"))
+    assert next(v for v in result.parts if v.part == "1.code").status == "missing"
+
+
 # -- without PyTorch, without definitions ------------------------------------------------------------
 def run_check(folder: Path):
     reading = read_field(PART, PART.fields[0], None, folder)

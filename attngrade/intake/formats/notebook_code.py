@@ -6,7 +6,10 @@ a stub with the definition's signature that raises NotImplementedError (tagged `
 a hint only), and an answer cell whose `notebook:` line the student fills with the notebook the
 part reads: this template (`<id>.ipynb`, the name `grade assign` gives it, or the name it was
 saved under), or the course's own notebook handed in next to it (found by its name when the line
-is left empty). An unfilled template stays an unanswered part.
+is left empty). An unfilled template stays an unanswered part. The answer that names the template
+by the name `grade assign` gave it names the notebook itself, whatever it was saved under (an LMS
+renames files); so does an empty line in a notebook whose code cells define one of the part's
+functions other than as its stub, which is said in the notes.
 
 The code cells are read by the check, never here: the notebook reader reads Markdown cells only
 (`notebook.py`), and `attngrade.checkers.notebook_cells` reads code cells, without a kernel.
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...checkers.notebook_contracts import CONTRACTS
 from ...records import Homework, Part
 
 CODE_TAG = "attngrade-code"
@@ -46,10 +48,17 @@ def template_name(homework: Homework) -> str:
 
 def stub(name: str, contract: str | None, signature: str) -> str:
     """The stub of one definition: its signature, what it returns, and NotImplementedError."""
+    from ...checkers.notebook_contracts import CONTRACTS  # (numpy: not for reading a notebook's answers)
+
     summary = CONTRACTS[contract].summary if contract else "see the part's statement"
     return (f"def {name}{signature}:\n"
             f"    \"\"\"{summary}.\"\"\"\n"
-            f"    raise NotImplementedError(\"{name}: write it here\")\n")
+            f"    {_unwritten(name)}\n")
+
+
+def _unwritten(name: str) -> str:
+    """The line a stub raises with, which no written definition keeps."""
+    return f"raise NotImplementedError(\"{name}: write it here\")"
 
 
 IMPORTS = "import math\n\nimport torch\nimport torch.nn.functional as F\n"  # what the contracts' stubs need
@@ -65,6 +74,43 @@ def stub_cells(part: Part) -> list[dict[str, Any]]:
             for source, name in made]
 
 
+def own_notebook(name: str, cells: list, homework: Homework, answers: dict[str, Any]) -> list[str]:
+    """Point each notebook-code part's `notebook:` answer at the notebook `name` itself where the answer
+    names the template (`<id>.ipynb`) or is empty while the notebook's code cells hold one of the
+    part's definitions written by the student; `answers` is changed in place. The notes to say."""
+    notes = []
+    for part in homework.parts:
+        field, names = notebook_field(part), definitions(part)
+        if field is None or not names:
+            continue
+        given = answers.get(part.id)
+        if given is not None and not isinstance(given, dict):
+            continue  # answered as text: reading it says what is wrong
+        named = str(given.get(field) or "").strip() if given else ""
+        if named == template_name(homework) and named != name:
+            answers.setdefault(part.id, {})[field] = name
+        elif not named and (written := _written(cells, part, names)):
+            answers.setdefault(part.id, {})[field] = name
+            notes.append(f"{part.id}: the `{field}:` line is empty, but this notebook's code cells define "
+                         f"{', '.join(written)}: they are the code graded for {part.id} (name the notebook on the "
+                         "line to say so, or hand in the notebook the part asks for)")
+    return notes
+
+
+def _written(cells: list, part: Part, names: dict[str, tuple[str | None, str]]) -> list[str]:
+    """The part's definitions that a code cell holds other than as the template's stub (a `def NAME(`
+    or `class NAME` at a line's start, in a cell without the stub's `raise`), by plain string search."""
+    found = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        lines = "\n" + ("".join(x for x in source if isinstance(x, str)) if isinstance(source, list) else str(source))
+        found += [n for n in names if n not in found and (f"\ndef {n}(" in lines or f"\nclass {n}" in lines)
+                  and _unwritten(n) not in lines]
+    return [n for n in names if n in found]
+
+
 def has_code(homework: Homework) -> bool:
     return any(definitions(part) for part in homework.parts)
 
@@ -76,4 +122,4 @@ def describe(part: Part, homework: Homework, filename: str) -> str:
             f"(`notebook: {template_name(homework)}`, or the name you saved it under), or hand in `{filename}` "
             "next to it instead. The code cells of the notebook named there are read, never run as a notebook: "
             "imports, definitions and constants are loaded; plots, training and shell lines are left out. "
-            "Self-check with `grade check FOLDER`, the folder holding the notebook.")
+            "Self-check with `grade check` on this notebook, or on the folder holding both.")
