@@ -25,7 +25,8 @@ only informs and flags there):
 * reproduced (every decoded row, ties at most `MAX_TIES` of them): the points, and "the checkpoint
   reproduces 30 of 30 sampled rows of your dev predictions";
 * not reproduced: an integrity flag for course staff (`evidence["flags"]`, with the rows that
-  differ), the agreement in the feedback, and the points wait for staff: never a 0;
+  differ), the agreement in the feedback, and the points wait for staff: never a 0; so do they where
+  the file's rows cannot be matched with the dev set's (not compared) and the checkpoint is required;
 * no checkpoint: graded as without this check (the points, no feedback), unless the params say
   `require: checkpoint`: then the points wait for staff, with the reason;
 * a checkpoint that is not the course's model (not a checkpoint torch reads, a pickled payload,
@@ -179,11 +180,11 @@ def outcome(found: Found, ctx: Context) -> Outcome:
     p, points = ctx.prepared, ctx.points
     if found.state == REPRODUCED:
         earned, pending = points, False
-    elif found.state in (DIFFERS, UNDECIDED):
-        earned, pending = 0.0, points > 0
+    elif found.state in (DIFFERS, UNDECIDED) or found.state == NOT_COMPARED and p["require"]:
+        earned, pending = 0.0, points > 0  # (a file whose rows cannot be matched: not a 0 either)
     elif found.state == ABSENT:
         earned, pending = (0.0, True) if p["require"] else (points, False)
-    else:  # UNUSABLE, NOT_COMPARED: the student's files
+    else:  # UNUSABLE, or NOT_COMPARED where nothing is required: the student's files
         earned, pending = (0.0, False) if p["require"] else (points, False)
     evidence = dict(found.evidence)
     if found.flags:

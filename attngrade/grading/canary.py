@@ -6,7 +6,9 @@ charge its failure to the students. So, once per run and before the first studen
 reference solution's code (solutions/<homework>/reference) goes through the same plan, sandbox,
 layers and checks as a student's. A check on which the reference does not earn full marks is
 *unproven* here: no student's answer to it is run, every one waits for course staff with the
-host's reason, and the run says so once.
+host's reason, and the run says so once. A check the reference hands nothing to run (an optional
+checkpoint a reference solution has no reason to hold) is proven by the reference's other code
+checks: they show that this host runs code; with none, it is unproven, and the run says why.
 """
 
 from __future__ import annotations
@@ -75,13 +77,21 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
         if given.self_check:
             continue  # a student's own check: no reference, and nothing is charged to anyone
         checks = {(part, index) for hw, part, index in wanted if hw == homework}
-        found, note = _reference_outcomes(given, checks, budget, bank)
+        found, idle, note = _reference_outcomes(given, checks, budget, bank)
         if note:
             notes.append(note)
         for outcome in found.values():
             layers = layers or _layers(outcome)
+        ran = False
         for (part, index), outcome in found.items():
             why = _shortfall(given, part, index, outcome) or _exposed(given, layers, private)
+            if why:
+                unproven[(homework, part, index)] = why
+            ran = ran or bool(_layers(outcome)) and not why
+        for part, index in idle:
+            why = _exposed(given, layers, private) if ran else (
+                f"the reference solution at {given.reference} hands in nothing for this check to run (a checkpoint), "
+                "and no other code check of it ran here to show that this machine runs code")
             if why:
                 unproven[(homework, part, index)] = why
     for (homework, part, _), why in sorted(unproven.items()):
@@ -143,30 +153,36 @@ def prove_homework(given: Assignment, budget: float = 2.0, bank: Any = None) -> 
     return prove(keys, {given.id: given}, budget, bank)
 
 
-def _reference_outcomes(given: Assignment, checks: set[tuple[str, int]], budget: float,
-                        bank: Any) -> tuple[dict[tuple[str, int], Outcome | None], str]:
-    """The outcome of each of `checks` on the reference (None where it answers none), and a note."""
+def _reference_outcomes(given: Assignment, checks: set[tuple[str, int]], budget: float, bank: Any
+                        ) -> tuple[dict[tuple[str, int], Outcome | None], set[tuple[str, int]], str]:
+    """The outcome of each of `checks` on the reference (None where it answers none), the checks it hands
+    nothing to run (not run here), and a note."""
     reference = given.reference
     if reference is None:
-        return {}, (f"{given.id}: no reference solution at solutions/{given.id}/reference, so this machine's ability "
-                    "to run code was not proven first; a host failure would show as each student's")
+        return {}, set(), (f"{given.id}: no reference solution at solutions/{given.id}/reference, so this machine's "
+                           "ability to run code was not proven first; a host failure would show as each student's")
     try:
         submission = load_submission(reference, homework=given.id, bank=bank)
     except (SubmissionError, ConfigError, OSError) as err:
-        return {}, f"{given.id}: the reference solution at {reference} could not be read ({err}); fix it"
+        return {}, set(), f"{given.id}: the reference solution at {reference} could not be read ({err}); fix it"
     planned = plan([submission], lambda _: given, prestart=True)
     entry = next((e for e in planned.entries if isinstance(e, SubmissionReading)), None)
     outcomes: dict[tuple[str, int], Outcome | None] = dict.fromkeys(checks)
+    idle: set[tuple[str, int]] = set()
     for key, task in planned.tasks.items():
-        if (key.part, key.index) in checks:
+        spec = given.homework.part(key.part).checks[key.index]
+        if (key.part, key.index) in checks and not REGISTRY[spec.check].runs_code_on(spec, task.answers):
+            idle.add((key.part, key.index))
+            del outcomes[(key.part, key.index)]
+        elif (key.part, key.index) in checks:
             outcome = run_task(task, given, budget)
             if _shortfall(given, key.part, key.index, outcome):
                 # Once more before the host is blamed: a machine busy for a moment can run a job out of time.
                 outcome = run_task(task, given, budget)
             outcomes[(key.part, key.index)] = outcome
     if entry is None:
-        return outcomes, f"{given.id}: the reference solution at {reference} could not be graded; fix it"
-    return outcomes, ""
+        return outcomes, idle, f"{given.id}: the reference solution at {reference} could not be graded; fix it"
+    return outcomes, idle, ""
 
 
 def _shortfall(given: Assignment, part_id: str, index: int, outcome: Outcome | None) -> str:

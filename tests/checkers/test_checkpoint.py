@@ -274,6 +274,13 @@ def test_a_prediction_file_with_other_lines_is_not_compared(parts, vanilla):
     assert "flags" not in outcome.evidence
 
 
+def test_a_required_checkpoint_whose_file_cannot_be_matched_waits_for_staff(parts, vanilla):
+    """An answer run.py wrote across two lines (the vocabulary holds a newline) leaves rows unmatched: not a 0."""
+    outcome = run(parts, "2f-required", vanilla["path"], vanilla["lines"][:-3])
+    assert outcome.is_pending and outcome.earned == 0.0
+    assert outcome.feedback[0].startswith("vanilla.finetune.params: not compared")
+
+
 def test_require_needs_the_points_it_holds_back(parts):
     part = parts["2f-required"]
     zero = replace(part, checks=(part.checks[0], replace(part.checks[1], points=0.0, prepared=None)))
