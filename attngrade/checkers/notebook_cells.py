@@ -4,9 +4,12 @@ A notebook is read as JSON (nbformat converts a version older than 4), never by 
 code cells are taken in notebook order, top to bottom, as a restart-and-run-all would, and
 each top-level statement is kept or left out by one rule:
 
-* shell (`!pip ...`) and magic (`%matplotlib ...`) lines are blanked (line numbers stay); a cell
-  whose first line is a cell magic (`%%time`, `%%bash`, `%%capture`) is left out whole; an IPython
-  help line (`obj?`) is blanked; a cell that is not Python even then is left out, and said;
+* shell (`!pip ...`) and magic (`%matplotlib ...`) lines are blanked (line numbers stay; an
+  indented one becomes `pass`, so that its `if` block stays one); a cell whose first line is a cell
+  magic is left out whole (`%%bash`, `%%writefile`), except `%%time`, `%%timeit` and `%%capture`,
+  whose cell is Python; an IPython help line (`obj?`) is blanked; a cell that is not Python even
+  then is left out, and said; lines end where Python ends them (a form feed or a pasted U+2028
+  ends none);
 * kept: imports, `def` and `class` (decorators included), assignments to plain names whose value
   calls nothing as it is assigned (constants, shapes, aliases, lambdas: `D_MODEL = 512`,
   `Tensor = torch.Tensor`, `causal = lambda n: torch.ones(n, n).tril()`), and
@@ -41,7 +44,8 @@ MAX_CONTAINERS = 500_000  # JSON objects and lists of a notebook: a few thousand
 MAX_CELLS = 2_000  # code cells read
 MAX_CELL_CHARS = 200_000  # characters of one code cell
 MAX_CODE_CHARS = 1_000_000  # characters of code kept, all cells together
-MAX_HELP_LINES = 50  # IPython help lines (`obj?`) blanked in one cell
+# Cell magics whose cell is Python, run by IPython as it stands (timed, its output captured).
+PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
 KEEP_TAG, DROP_TAG = "attngrade-keep", "attngrade-drop"
 # Calls definitions lean on that cost nothing: a device, a seed, a math constant, a type helper.
 KEEP_CALLS = ("torch.device", "torch.cuda.is_available", "torch.manual_seed", "torch.set_default_dtype",
@@ -166,10 +170,13 @@ def _read_cell(number: int, cell: dict, rule: "_Rule", out: Extracted) -> None:
     if not _encodable(source):
         out.leave_out("not text (an unpaired surrogate escape)", number)
         return
-    lines = source.splitlines(keepends=True)
-    if next((line for line in lines if line.strip()), "").lstrip().startswith("%%"):
-        out.leave_out("a cell magic (%%)", number)
-        return
+    lines = python_lines(source)
+    first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    if lines[first].lstrip().startswith("%%"):
+        if lines[first].split()[0] not in PYTHON_CELL_MAGICS:
+            out.leave_out("a cell magic (%%)", number)
+            return
+        lines[first] = "\n"  # %%time, %%capture: the cell below is Python, run as it is
     lines, shell = _without_shell(lines)
     if shell:
         out.leave_out("shell or magic lines (! or %)", number)
@@ -196,29 +203,52 @@ def _encodable(source: str) -> bool:
     return True
 
 
+def python_lines(text: str) -> list[str]:
+    """`text`'s lines as Python counts them: ended by \\n, \\r\\n or \\r alone, and by nothing else
+    (`str.splitlines` also ends one at a form feed or a pasted U+2028, which Python reads as text)."""
+    parts = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def _without_shell(lines: list[str]) -> tuple[list[str], bool]:
-    """The lines with shell and magic lines blanked (kept as empty lines, so numbers stay)."""
+    """The lines with shell and magic lines blanked (kept as empty lines, so numbers stay; as `pass` where
+    indented, so that the block around it stays one)."""
     kept, found = [], False
     for line in lines:
-        if line.lstrip().startswith(("!", "%")):
-            kept.append("\n")
+        if _shell(line.strip()):
+            indent = line[:len(line) - len(line.lstrip())]
+            kept.append(f"{indent}pass\n" if indent else "\n")
             found = True
         else:
             kept.append(line)
     return kept, found
 
 
+def _shell(text: str) -> bool:
+    """A shell line (`!pip install x`) or a line magic (`%matplotlib inline`, `%%time`), not an expression
+    that goes on from the line before (`!= pad_id`, `% (a, b)`)."""
+    return (text.startswith("!") and not text.startswith("!=")
+            or text.startswith("%") and len(text) > 1 and (text[1].isalpha() or text[1] == "%"))
+
+
+def _help(text: str) -> bool:
+    """An IPython help line: a dotted name with `?` or `??` before or after it, and nothing else."""
+    name = text.strip("?").strip()
+    return text != name and (text.startswith("?") or text.endswith("?")) and bool(name) and all(
+        part.isidentifier() for part in name.split("."))
+
+
 def _parsed(lines: list[str]) -> tuple[ast.Module | None, list[str]]:
-    """The cell's syntax tree, IPython help lines (`obj?`) blanked; None when it is not Python."""
-    for _ in range(MAX_HELP_LINES + 1):
+    """The cell's syntax tree, parsed again with its IPython help lines (`obj?`) blanked where it is not
+    Python as it stands (twice at most: a cell of many help lines is not parsed once for each); None
+    when it is not Python even then."""
+    for attempt in range(2):
         try:
             return ast.parse("".join(lines)), lines
-        except SyntaxError as err:
-            at = (err.lineno or 0) - 1
-            if not 0 <= at < len(lines) or not lines[at].strip().endswith("?") and \
-                    not lines[at].strip().startswith("?"):
+        except SyntaxError:
+            if attempt or not any(_help(line.strip()) for line in lines):
                 return None, lines
-            lines = lines[:at] + ["\n"] + lines[at + 1:]
+            lines = ["\n" if _help(line.strip()) else line for line in lines]
         except (ValueError, RecursionError, MemoryError, OverflowError):
             return None, lines
     return None, lines

@@ -177,11 +177,34 @@ def _masked(prop: str, name: str, data: Mapping[str, Any], inputs: Mapping[str, 
                            "every key of a row masked?)", weight)
     leak = float(np.max(np.abs(w[~mask]), initial=0.0))
     if leak <= 1e-6:
-        return holds(prop, "masked keys get zero weight", weight)
+        return _renormalised(prop, name, data, w, mask, weight)
     on_masked = float(np.mean(np.abs(w) * ~mask)) > float(np.mean(np.abs(w) * mask))
     hint = (": the weight sits on the masked keys, so the mask is inverted or added with the wrong sign (True "
             "marks a key the query may attend to; masked scores go to −∞ before the softmax)") if on_masked else ""
     return fails(prop, f"masked keys get weight up to {leak:.3g}{hint}", weight)
+
+
+def _renormalised(prop: str, name: str, data: Mapping[str, Any], w: np.ndarray, mask: np.ndarray,
+                  weight: float) -> Property:
+    """Masked keys at zero, and the rest the softmax over the allowed keys: the unmasked call's weights
+    renormalised over them (a mask that zeroes weights after the softmax leaves rows that do not sum
+    to 1). Judged only where the unmasked weights sum to 1 over the keys, so that a softmax over the
+    wrong axis costs `rows` alone."""
+    plain, _ = _weights(name, data, "plain")
+    if plain is None or not finite(plain) or float(np.max(np.abs(plain.sum(axis=-1) - 1.0))) > 1e-4:
+        return holds(prop, "masked keys get zero weight", weight)
+    sums = w.sum(axis=-1)
+    if float(np.max(np.abs(sums - 1.0))) > 1e-4:
+        return fails(prop, f"masked keys get zero weight, but a query's weights then sum to {float(sums.min()):.4g} "
+                           f".. {float(sums.max()):.4g} over the keys, not 1: the mask was applied after the softmax "
+                           "(fill masked scores with −∞ before it)", weight)
+    kept = plain * mask
+    want = kept / kept.sum(axis=-1, keepdims=True)
+    gap = float(np.max(np.abs(w - want)))
+    if gap > 1e-4:
+        return fails(prop, f"masked keys get zero weight, but the others are not the softmax over the allowed keys "
+                           f"(they differ from it by up to {gap:.3g})", weight)
+    return holds(prop, "masked keys get zero weight, the others a softmax over the allowed keys", weight)
 
 
 def _output(prop: str, name: str, data: Mapping[str, Any], inputs: Mapping[str, Any], weight: float) -> Property:
