@@ -142,9 +142,10 @@ def _tex_def(window: str) -> tuple[Definition, int] | None:
     return made, close + 1
 
 
-def _closing_brace(text: str, open_at: int) -> int | None:
+def _closing_brace(text: str, open_at: int, end: int | None = None) -> int | None:
+    """The `}` that closes the `{` at `open_at`, braces inside paired, before `end`; None when none does."""
     depth = 0
-    for i in range(open_at, len(text)):
+    for i in range(open_at, len(text) if end is None else end):
         ch = text[i]
         if ch == "\\":
             continue
@@ -242,10 +243,12 @@ NOT_CONDITIONALS = ("ifthenelse",)
 # (`\verb|...|` and its kin, `\mintinline{lang}|...|`, `\url{...}`, a verbatim environment, what
 # `\iffalse` skips, what follows `\end{document}`), an escaped character, a comment to the end of its
 # line (as pylatexenc reads `%`), or a brace or bracket.
-_TOKEN = re.compile(r"\\(?:verb|lstinline|Verb)(?![A-Za-z])\*?[ \t]*(?P<verb>[^A-Za-z*\s])"
+_TOKEN = re.compile(r"\\verb(?![A-Za-z])\*?[ \t]*(?P<verb>[^A-Za-z*\s])"
+                    r"|\\(?:lstinline|Verb)(?![A-Za-z])\*?(?:\[[^\[\]\n]*\])?[ \t]*(?P<lst>[^A-Za-z*\s])"
                     r"|\\mintinline(?:\[[^\[\]\n]*\])?[ \t]*\{[^{}\n]*\}[ \t]*(?P<mint>[^A-Za-z*\s])"
                     r"|\\(?:url|path|href)[ \t]*(?P<url>\{)"
                     r"|\\begin[ \t]*\{(?P<env>(?:" + "|".join(VERBATIM) + r")\*?)\}"
+                    r"|\\let[ \t]*\\[A-Za-z@]+[ \t]*=?[ \t]*\\[A-Za-z@]+"  # (names a conditional, runs none)
                     r"|(?P<skip>\\iffalse)(?![A-Za-z])"
                     r"|(?P<end>\\end[ \t]*\{document\})"
                     r"|\\.|%[^\n]*|[{}\[\]]", re.S)
@@ -265,17 +268,19 @@ def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
     """The braces and brackets of `text` as pylatexenc sees them, and its verbatim spans. An escaped
     brace (`\\{`) is text, `%` starts a comment to the end of the line; `\\verb` and its kin end at
     their delimiter within the line (else at the line's end), an environment at its `\\end` (else at the
-    end of the text). One pass: each search starts where the last one ended."""
-    pos = 0
+    end of the text). `\\iffalse` and `\\end{document}` act only outside braces (inside, they are
+    a definition's text, not run). One pass: each search starts where the last one ended."""
+    pos, depth = 0, 0
     while (match := _TOKEN.search(text, pos)) is not None:
         pos = match.end()
-        if match.group("verb") or match.group("mint") or match.group("url"):
+        if (match.group("skip") or match.group("end")) and depth:
+            continue
+        if match.group("verb") or match.group("lst") or match.group("mint") or match.group("url"):
             line = text.find("\n", pos)
             line = len(text) if line == -1 else line
-            delimiter = match.group("verb") or match.group("mint")
-            closing = "}" if match.group("url") or delimiter == "{" else delimiter
-            end = text.find(closing, pos, line)
-            pos = line if end == -1 else end + 1
+            delimiter = match.group("verb") or match.group("lst") or match.group("mint") or "{"
+            end = (_closing_brace(text, pos - 1, line) if delimiter == "{" else text.find(delimiter, pos, line))
+            pos = line if end is None or end == -1 else end + 1
             yield Verbatim(match.start(), pos)
         elif match.group("env"):
             end = text.find("\\end{" + match.group("env") + "}", pos)
@@ -288,6 +293,7 @@ def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
             yield Verbatim(match.end(), len(text))  # LaTeX reads nothing after the document's end
             return
         elif len(match.group()) == 1 and match.group() in "{}[]":
+            depth = depth + 1 if match.group() == "{" else max(0, depth - 1) if match.group() == "}" else depth
             yield match.start(), match.group()
 
 

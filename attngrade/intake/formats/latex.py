@@ -38,35 +38,70 @@ def _context() -> Any:
 COMMENT_ENVIRONMENTS = ("comment",)  # the comment package's environment: not part of the document
 
 
-def _nodes(nodes: Any) -> Iterator[Any]:
-    """Every node, depth first, into other commands' arguments too; comments left out."""
+# Conditionals whose branch is known: \iffalse and \iftrue, and a \newif's (false until set).
+KNOWN_CONDITIONALS = {"iffalse": False, "iftrue": True}
+# Commands whose next control sequences are names they define, not commands run (`\let\ifdraft\iffalse`).
+NAMING = {"let": 2, "newif": 1, "def": 1, "gdef": 1, "edef": 1, "xdef": 1}
+
+
+def _nodes(nodes: Any, flags: dict[str, bool] | None = None, unsure: tuple[str, ...] = ()
+           ) -> Iterator[tuple[Any, tuple[str, ...]]]:
+    """Every node, depth first, into other commands' arguments too, comments left out; each with the
+    conditionals around it whose branch attngrade does not know (`\\ifdefined`, `\\ifnum`): their text
+    is read as written. `flags`: each `\\newif`'s state (`\\newif\\ifdraft`, `\\drafttrue`), or a
+    `\\let\\ifdraft\\iffalse`'s."""
     from pylatexenc.latexwalker import LatexCommentNode, LatexEnvironmentNode
 
-    # The conditionals open at this level, each with whether its branch now is skipped: \iffalse's until
-    # its \else; any other (\ifx, a \newif's \ifdraft) only counted, so that its \fi closes it and not
-    # an \iffalse around it, as TeX counts them in skipped text.
+    flags = {} if flags is None else flags
+    # The conditionals open at this level: [name, its branch now skipped, its branch known]. A skipped
+    # text's conditionals are counted too, so that a \fi closes its own, as TeX counts them.
     open_ifs: list[list[Any]] = []
+    naming, named = 0, []  # control sequences still to come that a \let, \def or \newif names
     for node in nodes or []:
         name = getattr(node, "macroname", None) or ""
+        skipped = any(skip for _, skip, _ in open_ifs)
+        if naming and name and not skipped:
+            naming -= 1
+            named.append(name)
+            if not naming:
+                _define(named, flags)
+            continue
         if name.startswith("if") and name not in NOT_CONDITIONALS:
-            open_ifs.append([name, name == "iffalse"])
+            known = KNOWN_CONDITIONALS.get(name, flags.get(name[2:]))
+            open_ifs.append([name, known is False, known is not None])
             continue
         if name == "else" and open_ifs:
-            if open_ifs[-1][0] in ("iffalse", "iftrue"):
+            if open_ifs[-1][2]:
                 open_ifs[-1][1] = not open_ifs[-1][1]
             continue
         if name == "fi" and open_ifs:
             open_ifs.pop()
             continue
-        if any(skipped for _, skipped in open_ifs) or node is None or isinstance(node, LatexCommentNode):
+        if skipped or node is None or isinstance(node, LatexCommentNode):
             continue
+        if name in NAMING:
+            naming, named = NAMING[name], [name]
+            continue
+        for state in ("true", "false"):
+            if name.endswith(state) and name[:-len(state)] in flags:
+                flags[name[:-len(state)]] = state == "true"
         if isinstance(node, LatexEnvironmentNode) and node.environmentname in COMMENT_ENVIRONMENTS:
             continue
-        yield node
-        yield from _nodes(getattr(node, "nodelist", None))
+        here = unsure + tuple(n for n, _, known in open_ifs if not known)
+        yield node, here
+        yield from _nodes(getattr(node, "nodelist", None), flags, here)
         if getattr(node, "macroname", None) not in ("answer", "attnhomework"):
             for arg in _args(node):
-                yield from _nodes([arg] if arg is not None else [])
+                yield from _nodes([arg] if arg is not None else [], flags, here)
+
+
+def _define(named: list[str], flags: dict[str, bool]) -> None:
+    """What `\\newif\\ifdraft` (false) or `\\let\\ifdraft\\iffalse` (its branch) makes known."""
+    command, *names = named
+    if command == "newif" and names[0].startswith("if"):
+        flags[names[0][2:]] = False
+    elif command == "let" and names[0].startswith("if") and names[-1] in KNOWN_CONDITIONALS:
+        flags[names[0][2:]] = KNOWN_CONDITIONALS[names[-1]]
 
 
 def _inside(text: str, arg: Any) -> str:
@@ -110,7 +145,7 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
     walker = LatexWalker(_parse_copy(path, text), latex_context=_context(), tolerant_parsing=False)
     try:
         top, _, _ = walker.get_latex_nodes()
-        nodes = list(_nodes(top))
+        found = list(_nodes(top))
     except LatexWalkerError as err:
         where = f"line {err.lineno}, column {err.colno + 1}: " if getattr(err, "lineno", None) else ""
         what = " ".join(str(getattr(err, "msg", None) or err).split())[:200]
@@ -121,14 +156,20 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
     except (IndexError, ValueError, KeyError) as err:  # pylatexenc's own slips at the file's end (a bare \verb)
         raise SubmissionError(f"the LaTeX cannot be read ({type(err).__name__} in its parser); compile the file "
                               "to see, fix it and submit again", path=str(path)) from None
+    nodes = [node for node, _ in found]
     homework_id = next((_inside(text, _args(n)[0]).strip() for n in nodes
                         if isinstance(n, LatexMacroNode) and n.macroname == "attnhomework" and _args(n)
                         and _args(n)[0] is not None), None)
     homework = homework_for(homework_id or None)
     collected = Collected(homework)
-    for node in nodes:
+    for node, unsure in found:
         line, column = walker.pos_to_lineno_colno(node.pos)
         place = f"line {line}, column {column + 1}"
+        if unsure and (getattr(node, "macroname", None) == "answer"
+                       or getattr(node, "environmentname", None) == "answertext"):
+            collected.notes.append(f"{place}: this answer is inside \\{unsure[-1]} … \\fi, a condition attngrade "
+                                   "does not evaluate, so it was read as written; if LaTeX leaves it out, take it "
+                                   "out of the file and submit again")
         if isinstance(node, LatexMacroNode) and node.macroname == "answer":
             args = _args(node)
             if len(args) < 3 or not _braced(args[1]) or not _braced(args[2]):

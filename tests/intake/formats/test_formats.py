@@ -192,6 +192,32 @@ def test_latex_braces_tex_does_not_pair_are_not_paired(tmp_path, body, read):
     assert load_submission(path).answers.get("1a") == (None if read is None else {"answer": read})
 
 
+@pytest.mark.parametrize("body, read", [
+    # a conditional named or defined is not run: the answers after it are read
+    ("\\let\\ifsolutions\\iffalse\n\\ifsolutions \\answer{1a}{$old$} \\else \\answer{1a}{$u_a$} \\fi", "u_a"),
+    ("\\def\\hidden{\\iffalse}\n\\answer{1a}{$u_a$}", "u_a"),
+    # a \newif's branch is known: false until set
+    ("\\newif\\ifdraft\n\\ifdraft \\answer{1a}{$draft$} \\else \\answer{1a}{$u_a$} \\fi", "u_a"),
+    ("\\newif\\ifdraft \\drafttrue\n\\ifdraft \\answer{1a}{$u_a$} \\else \\answer{1a}{$final$} \\fi", "u_a"),
+    # listings' options and minted's braces
+    ("\\lstinline[language=Python]|d = {}| \\answer{1a}{$u_a$}", "u_a"),
+    ("\\mintinline{python}{f({1: 2})} \\answer{1a}{$u_a$}", "u_a")])
+def test_latex_definitions_and_flags_are_read_as_tex_reads_them(tmp_path, body, read):
+    path = tmp_path / "s11.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
+    assert load_submission(path).answers.get("1a") == {"answer": read}
+
+
+def test_latex_an_answer_under_a_condition_attngrade_does_not_evaluate_is_read_and_said(tmp_path):
+    path = tmp_path / "s12.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n"
+                    "\\ifdefined\\solutions \\answer{1a}{$u_a$} \\fi\n")
+    sub = load_submission(path)
+    assert sub.answers["1a"] == {"answer": "u_a"}
+    assert any(n.startswith("line 3, column 22: this answer is inside \\ifdefined … \\fi, a condition attngrade "
+                            "does not evaluate") for n in sub.notes), sub.notes
+
+
 def test_latex_after_the_end_of_the_document_is_not_read_and_said(tmp_path):
     path = tmp_path / "s10.tex"
     path.write_text("\\documentclass{article}\n\\begin{document}\n\\attnhomework{cs224n-w21-a5}\n"
