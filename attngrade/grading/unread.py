@@ -2,9 +2,9 @@
 
 A student who hands in a notebook, a checkpoint or a plot that no part of the homework reads must
 hear so, not find out from a grade: the note lists them by their place in the folder. A file is
-read when it is the answers file or bears the name of a file a part asks for (code is found at any
-depth, so the name decides). A homework's `ignore:` patterns name files it expects and does not read
-(plots, logs); those are not listed. The folder is listed within the same bounds as any search of it.
+read when it is the answers file, or a file a part asks for (by its field's name or the name an answer
+gives) where the part looks for it: beside the answers file, or at any depth for code. A homework's
+`ignore:` patterns name files it expects and does not read (plots, logs); those are not listed. The folder is listed within the same bounds as any search of it.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
+from ..intake.submissions import is_code
 from ..intake.walk import MAX_SUBMISSION_ENTRIES, Budget, walk
 from ..records import Homework, Listing, Submission
 
@@ -29,16 +30,33 @@ def not_read(homework: Homework, submission: Submission) -> tuple[str, ...]:
     if folder is None:
         return ()
     listing = submission.listing or _listed(folder)
-    wanted = {f.filename for part in homework.parts for f in part.fields if f.kind == "file" and f.filename}
+    read = _read_names(homework, submission)
+    code = {name for name in read if is_code(name)}
     answers = Path(submission.path).name if submission.path else None
     left = [rel for rel in listing.files
-            if rel.rsplit("/", 1)[-1] not in wanted and rel != answers and not _expected(rel, homework.ignore)]
+            if rel not in read and rel.rsplit("/", 1)[-1] not in code and rel != answers
+            and not _expected(rel, homework.ignore)]
     if not left:
         return ()
     shown = ", ".join(sorted(left)[:SHOWN]) + (f" and {len(left) - SHOWN} more" if len(left) > SHOWN else "")
     cut = f" (the folder was not looked through to the end: {listing.shortfall})" if listing.shortfall else ""
     return (f"not read: no part of {homework.id} reads {shown}{cut}; if one of them holds an answer, put it where "
             "the part asks for it (see the template) and submit again",)
+
+
+def _read_names(homework: Homework, submission: Submission) -> set[str]:
+    """The names of the files the parts read: each file field's, and any an answer gives instead
+    (`notebook: hw8.ipynb`). A code file is read wherever it is in the folder; any other file only
+    beside the answers file, so the same name deeper down is not read, and is named."""
+    names = set()
+    for part in homework.parts:
+        given = submission.answers.get(part.id)
+        for f in part.fields:
+            if f.kind != "file":
+                continue
+            named = given.get(f.name) if isinstance(given, dict) else given if part.single_field else None
+            names.update(n for n in (f.filename, named) if isinstance(n, str) and n.strip())
+    return names
 
 
 def _listed(folder: Path) -> Listing:

@@ -95,3 +95,25 @@ def test_a_folder_of_many_files_is_listed_again_for_the_note(tmp_path, monkeypat
     unlisted = load_submission(folder)
     assert listed.listing is not None and unlisted.listing is None
     assert not_read(homework, unlisted) == not_read(homework, listed)
+
+
+def test_a_data_file_below_the_answers_is_named_and_a_file_an_answer_names_is_not(tmp_path):
+    """Prediction files are read beside the answers file only: one in outputs/ is graded as missing, so the
+    note must name it; a notebook an answer names (`notebook: hw8.ipynb`) is read, so it is not named."""
+    from attngrade.grading.unread import not_read
+    from attngrade.intake.submissions import load_submission
+    from attngrade.problems import load_homework
+
+    folder = _amy(tmp_path)
+    (folder / "outputs").mkdir()
+    (folder / "outputs" / "vanilla.pretrain.dev.predictions").write_text("London\n")
+    (note,) = not_read(load_homework("cs224n-w21-a5"), load_submission(folder))
+    assert "outputs/vanilla.pretrain.dev.predictions" in note and "src/dataset.py" not in note
+
+    hw8 = tmp_path / "hw8"
+    hw8.mkdir()
+    (hw8 / "answers.yaml").write_text("homework: eecs182-fa22-hw8\nanswers:\n  1.code: {notebook: hw8.ipynb}\n")
+    shutil.copy2(ROOT / "solutions" / "eecs182-fa22-hw8" / "reference" / "Summarization.ipynb", hw8 / "hw8.ipynb")
+    (hw8 / "scratch.ipynb").write_text("{}")
+    (note,) = not_read(load_homework("eecs182-fa22-hw8"), load_submission(hw8))
+    assert "scratch.ipynb" in note and "hw8.ipynb" not in note.replace("scratch.ipynb", "")
