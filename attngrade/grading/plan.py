@@ -319,7 +319,7 @@ class _Reader:
             if _blank(value):
                 continue
             try:
-                readings[f.name] = self._read(assignment.id, part, f.name, value, folder)
+                readings[f.name] = self._read(assignment.id, part, f.name, value, folder, listing)
             except FieldError as err:
                 unreadable = True
                 feedback.append(str(err))
@@ -352,11 +352,12 @@ class _Reader:
                 self.on_task(task)
         return CheckStep(index, task=key, blank=blank)
 
-    def _read(self, homework: str, part: Part, name: str, raw: Any, folder: Path | None) -> Any:
+    def _read(self, homework: str, part: Part, name: str, raw: Any, folder: Path | None,
+              listing: Listing | None = None) -> Any:
         if part.field(name).kind == "file":
             field = part.field(name)
             try:
-                folder = code_folder(folder, field.filename, raw)  # code files: at any depth
+                folder = code_folder(folder, field.filename, raw, listing)  # code files: at any depth
             except SubmissionError as err:
                 raise FieldError(part.id, name, str(err)) from None
             # Read for every student (the file is the answer); a copy of a file read before is that reading.

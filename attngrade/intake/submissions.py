@@ -597,25 +597,26 @@ def is_code(name: str | None) -> bool:
     return bool(name) and name.endswith(CODE_SUFFIXES)
 
 
-def code_folder(folder: Path | None, name: str | None, raw: Any = None) -> Path | None:
+def code_folder(folder: Path | None, name: str | None, raw: Any = None, listing: Listing | None = None) -> Path | None:
     """The folder that holds the file `name` a part names, once the file there is known to be one
     attngrade reads (`runtime.files`): a regular file of its own that the grader may open. Else a
     SubmissionError that names the file and what to do (that field's problem, not the submission's).
 
     A code file is looked for where courses put it first (the folder itself, src/), then at any
-    depth (the course's src/ or a5/src/ layout is fine); two different files of that name are an
-    error. The submission folder itself when the file is not there at all (reading it then says
+    depth (the course's src/ or a5/src/ layout is fine; in intake's `listing` of the folder, where
+    there is one); two different files of that name are an error, one beside the answers included. The submission folder itself when the file is not there at all (reading it then says
     it is missing), unless the search was cut short, which is said.
     """
     if isinstance(raw, str) and raw.strip():
         name = raw  # the student named the file in the answers
     if folder is None or not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
         return folder  # reading it says what is wrong with the name
-    if not is_code(name) or _a_file(folder / name):
+    if not is_code(name):
         _vet(folder / name, folder, name)
         return folder
     budget = Budget(MAX_SUBMISSION_ENTRIES)
-    found = code_files(folder, name, budget)
+    found = find_code(folder, name, listing) if listing is not None and not listing.shortfall else (
+        code_files(folder, name, budget))
     if not found:
         if budget.short:
             raise SubmissionError(f"{name} was not found, and your folder was not looked through to the end: "

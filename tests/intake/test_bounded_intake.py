@@ -212,6 +212,22 @@ def test_two_different_copies_of_a_code_file_are_said_and_one_copy_twice_is_fine
         code_folder(folder, "dataset.py")
 
 
+def test_a_code_file_beside_the_answers_and_another_below_are_two_answers_not_one(tmp_path):
+    """An old attempt beside the answers and the real one in src/: which to grade is the student's to say
+    (it was the old one, without a word); the same file twice is one file."""
+    folder = _student(tmp_path / "ann")
+    (folder / "src").mkdir()
+    shutil.copy(CODE / "ada" / "src" / "dataset.py", folder / "src" / "dataset.py")
+    shutil.copy(CODE / "ada" / "src" / "dataset.py", folder / "dataset.py")
+    listing = load_submission(folder).listing
+    assert code_folder(folder, "dataset.py") == code_folder(folder, "dataset.py", None, listing) == folder
+    (folder / "dataset.py").write_text("raise SystemExit('old attempt')\n")
+    for given in (None, listing):
+        with pytest.raises(SubmissionError, match=r"two different files named dataset.py: dataset.py and "
+                                                  r"src/dataset.py; hand in one of them"):
+            code_folder(folder, "dataset.py", None, given)
+
+
 def test_code_in_src_is_found_beside_thousands_of_files(tmp_path):
     """6,000 data files in the folder itself: the search once gave up before it reached src/."""
     folder = _student(tmp_path / "ann")
