@@ -61,6 +61,9 @@ OWN_DEFERRED = {
     ("attngrade.intake.submissions", "_load_submission"):
         "only a notebook, Markdown or LaTeX file needs the bundled homework's parts (and sympy): "
         "a class of YAML files is read without them, in the early child too",
+    ("attngrade.intake.formats.notebook_code", "stub"):
+        "a template's stubs need the contracts (numpy); reading a notebook's answers, in the early child "
+        "too, needs only the part's definitions",
 }
 
 MAX_LINES = 80

@@ -42,6 +42,9 @@ class Context:
     explain: Mapping[str, str] = field(default_factory=dict)  # field -> why the key is right
     rubric: str | None = None
     gold: Mapping[str, Any] = field(default_factory=dict)  # instructor gold files, NAME -> Path
+    # The grader's own secret for samples a student must not foresee (which dev rows a checkpoint is
+    # checked on): kept in OUT across runs; empty in a self-check, which hides nothing from its student.
+    salt: bytes = b""
 
     @property
     def table(self) -> Any:

@@ -114,10 +114,11 @@ def dev_questions() -> tuple[str, ...]:
     return tuple(row.split("\t")[0] for row in text.split("\n") if row.strip())
 
 
-def sample_rows(checkpoint_sha: str, file_sha: str, seed: int, count: int, total: int) -> list[int]:
-    """`count` of `total` rows (0-based, in order), drawn from the two files' hashes: the same submission
-    gets the same rows on every run."""
-    digest = hashlib.sha256(f"{seed}:{checkpoint_sha}:{file_sha}".encode()).digest()
+def sample_rows(checkpoint_sha: str, file_sha: str, seed: int, count: int, total: int, salt: bytes = b"") -> list[int]:
+    """`count` of `total` rows (0-based, in order), drawn from the two files' hashes and the grader's secret
+    `salt`: the same submission gets the same rows in every run into one OUT, and a student who edits
+    the file cannot work out which rows to leave alone."""
+    digest = hashlib.sha256(f"{seed}:{checkpoint_sha}:{file_sha}:{salt.hex()}".encode()).digest()
     rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
     return sorted(int(i) for i in rng.choice(total, size=min(count, total), replace=False))
 
@@ -234,7 +235,7 @@ def _examine(reading: Any, predictions: Any, ctx: Context) -> Found:
     except (NotRead, OSError) as err:
         why = err.reason if isinstance(err, NotRead) else f"could not be read ({err.strerror})"
         return Found(UNUSABLE, [f"{reading.name} {why}"])
-    rows = sample_rows(reading.sha256, predictions.sha256, ctx.seed, p["rows"], len(questions))
+    rows = sample_rows(reading.sha256, predictions.sha256, ctx.seed, p["rows"], len(questions), ctx.salt)
     job = {"kind": "checkpoint", "file": JOB_FILE, "itos": list(vocabulary()), "n_head": p["n_head"],
            "rows": [{"row": i, "query": questions[i], "line": lines[i][:ANSWER + 1]} for i in rows],
            "budget": 0.6 * p["timeout"], "wall": 0.8 * p["timeout"]}

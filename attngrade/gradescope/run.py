@@ -136,6 +136,7 @@ def grade_both(graded: Assignment, submission: Submission) -> tuple[Result, Resu
     student may see before grades are published.
     """
     checked = assignment(graded.homework, None, self_check=True)
+    graded = dataclasses.replace(graded, salt=os.urandom(32))  # each container's own: nothing carries it over
     with_keys = grade([submission], Options(assignments={graded.id: graded}, runner=InProcess()))
     self_checked = grade([submission], Options(assignments={checked.id: checked}, runner=InProcess()))
     return with_keys.results[0], self_checked.results[0]

@@ -27,6 +27,7 @@ class Assignment:
     gold: Mapping[str, Path] = field(default_factory=dict)  # NAME -> Path of instructor gold files
     unreadable: Unreadable = Unreadable.PENDING  # what an answer the machine cannot read gets
     reference: Path | None = None  # the reference solution (a folder or one file), which proves the host
+    salt: bytes = b""  # the grader's secret for hidden samples (`checkers.Context.salt`)
 
     @property
     def id(self) -> str:
@@ -41,12 +42,12 @@ class Assignment:
             key = keys.answers[part.id]
         return Context(part=part, spec=spec, key=key,
                        explain=dict(keys.explain.get(part.id, {})) if keys else {},
-                       rubric=keys.rubrics.get(part.id) if keys else None, gold=dict(self.gold))
+                       rubric=keys.rubrics.get(part.id) if keys else None, gold=dict(self.gold), salt=self.salt)
 
 
 def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = False,
                gold: Mapping[str, Path] | None = None, solutions: Any = None,
-               unreadable: Unreadable | None = None) -> Assignment:
+               unreadable: Unreadable | None = None, salt: bytes = b"") -> Assignment:
     """An Assignment whose keys cover every key-based check (or a self-check, which needs none).
 
     An answer that cannot be read waits for course staff unless `unreadable` (or the homework)
@@ -56,7 +57,8 @@ def assignment(homework: Homework, keys: Keys | None, *, self_check: bool = Fals
     policy = Unreadable.ZERO if self_check else unreadable or homework.unreadable
     return Assignment(homework=homework, keys=None if self_check else keys, self_check=self_check,
                       gold=dict(gold or {}), unreadable=policy,
-                      reference=None if self_check else reference_of(solutions, homework.id))
+                      reference=None if self_check else reference_of(solutions, homework.id),
+                      salt=b"" if self_check else salt)
 
 
 def reference_of(solutions: Any, homework: str) -> Path | None:

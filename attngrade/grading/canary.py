@@ -6,9 +6,10 @@ charge its failure to the students. So, once per run and before the first studen
 reference solution's code (solutions/<homework>/reference) goes through the same plan, sandbox,
 layers and checks as a student's. A check on which the reference does not earn full marks is
 *unproven* here: no student's answer to it is run, every one waits for course staff with the
-host's reason, and the run says so once. A check the reference hands nothing to run (an optional
-checkpoint a reference solution has no reason to hold) is proven by the reference's other code
-checks: they show that this host runs code; with none, it is unproven, and the run says why.
+host's reason, and the run says so once. A check the reference hands nothing to run (a
+checkpoint, which a reference solution has no reason to hold) is not run on it: like a check that
+starts no job, it proves nothing of the host and is refused only for what the reference's other
+code checks found (a host whose jobs could read the keys).
 """
 
 from __future__ import annotations
@@ -82,16 +83,12 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
             notes.append(note)
         for outcome in found.values():
             layers = layers or _layers(outcome)
-        ran = False
         for (part, index), outcome in found.items():
             why = _shortfall(given, part, index, outcome) or _exposed(given, layers, private)
             if why:
                 unproven[(homework, part, index)] = why
-            ran = ran or bool(_layers(outcome)) and not why
-        for part, index in idle:
-            why = _exposed(given, layers, private) if ran else (
-                f"the reference solution at {given.reference} hands in nothing for this check to run (a checkpoint), "
-                "and no other code check of it ran here to show that this machine runs code")
+        for part, index in idle:  # proves nothing of the host, and refuses nothing but what others found
+            why = _exposed(given, layers, private)
             if why:
                 unproven[(homework, part, index)] = why
     for (homework, part, _), why in sorted(unproven.items()):

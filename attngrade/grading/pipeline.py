@@ -68,6 +68,7 @@ class Options:
     freeze: bool = False  # keep what the plan read out of the collector's reach; the caller unfreezes
     unreadable: Unreadable | None = None  # what an unreadable answer gets (None: what the homework says)
     ids_from_names: bool = False  # each student id is the file or folder name (an LMS download)
+    salt: bytes = b""  # the grader's secret for hidden samples (`checkers.Context.salt`)
 
 
 @dataclass
@@ -159,7 +160,7 @@ def resolver(options: Options) -> Callable[[str], Assignment]:
                 raise  # the homework exists but its files are broken: the instructor's error
             raise SubmissionError(str(err)) from None  # a homework nobody has: this student's error
         return assignment(homework, load_keys(solutions, homework), gold=gold, solutions=solutions,
-                          unreadable=options.unreadable)
+                          unreadable=options.unreadable, salt=options.salt)
 
     return resolve
 

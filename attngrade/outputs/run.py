@@ -30,6 +30,8 @@ from ..reports.cluster import ClusterReports
 from ..reports.mathml import remember, shown_of
 from ..reports.parallel import ReportPool
 from ..runtime.deadline import BudgetExceeded
+from ..runtime.files import NotRead, read_bounded
+from ..runtime.outfiles import SALT_FILE
 from ..runtime.progress import Quiet, for_terminal
 from ..runtime.scale import default_workers
 from . import history
@@ -101,6 +103,7 @@ def grade_run(request: RunRequest) -> Batch:
     _check_overrides_file(request.overrides, out)
     people = read_roster(request.roster) if request.roster is not None else None
     with claimed(out, said):  # a second run into OUT is refused now; an interrupted one is put right first
+        request = replace(request, grading=replace(request.grading, salt=_salt(out)))
         run = _Run(request, for_terminal(request.show_progress))
         try:
             batch = run.graded(paths)
@@ -110,6 +113,23 @@ def grade_run(request: RunRequest) -> Batch:
             return run.finish(batch, people)
         finally:
             run.close()
+
+
+def _salt(out: Path) -> bytes:
+    """The grader's secret for hidden samples: the one the last run into OUT kept, else a new one."""
+    try:
+        kept = read_bounded(out / SALT_FILE, 64)
+    except (NotRead, OSError):
+        kept = b""
+    return kept if len(kept) == 32 else os.urandom(32)
+
+
+def _keep_salt(stage: Path, salt: bytes) -> None:
+    path = stage / SALT_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(salt)
+    os.chmod(path, 0o600)
 
 
 class _Run:
@@ -154,6 +174,7 @@ class _Run:
         started = (time.perf_counter(), time.process_time())
         with staged(out, batch.messages, made.keeping.persons, made.stage) as stage:
             self.progress.stage(f"writing {len(batch.results)} reports", len(batch.results))
+            _keep_salt(stage, self.request.grading.salt)
             self._take(made, stage)
             outputs = Outputs(batch.results, homeworks, batch.groups, self.request.rubric, roster, made.keeping,
                               made.folders)

@@ -11,9 +11,12 @@ import re
 # Each submission's id and report folder, for the next run into the same OUT (`outputs.history`).
 FOLDERS_FILE = ".folders.json"
 
+# The grader's secret for hidden samples, kept in OUT (readable by its owner alone) for the next run.
+SALT_FILE = ".salt"
+
 # The files a run writes at the top of OUT, beside the students' folders.
 OUTPUT_FILES = frozenset({"results.json", "grades.csv", "index.html", "overrides.yaml", "overrides.new.yaml",
-                          ".overrides.sha256", FOLDERS_FILE})
+                          ".overrides.sha256", FOLDERS_FILE, SALT_FILE})
 
 
 def beside(out_name: str) -> re.Pattern[str]:

@@ -189,6 +189,17 @@ def test_the_same_checkpoint_decoded_again_gives_the_same_rows(parts, vanilla):
     assert first["rows"] == second["rows"] and len(first["rows"]) == 30
 
 
+def test_the_rows_are_drawn_with_the_graders_secret(parts, vanilla):
+    """A student who knows the files' hashes and the homework cannot tell which rows a run checks (an edit
+    made where the public draw would not look was once never seen): the grader's secret draws them."""
+    part = parts["2f"]
+    index = next(i for i, spec in enumerate(part.checks) if spec.check == "checkpoint")
+    answers = {"checkpoint": CheckpointFile.at(vanilla["path"]), "dev": prediction_file(vanilla["lines"])}
+    drawn = [record(REGISTRY["checkpoint"].run(answers, Context(part, part.checks[index], salt=salt)))["rows"]
+             for salt in (b"\x01" * 32, b"\x02" * 32)]
+    assert drawn[0] != drawn[1] and len(drawn[0]) == len(drawn[1]) == 30
+
+
 def test_a_synthesizer_checkpoint_is_built_as_one_and_verified(parts, synthesizer):
     outcome = run(parts, "2g.i", synthesizer["path"], synthesizer["lines"],
                   name="synthesizer.pretrain.dev.predictions")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from attngrade.outputs.folder import staged
 
 
@@ -34,3 +36,19 @@ def test_decisions_saved_while_a_run_writes_over_a_list_already_decided_are_kept
         (out / "overrides.yaml").write_text("# decided\n# and one more\n", encoding="utf-8")
     assert (out / "overrides.yaml").read_text(encoding="utf-8") == "# decided\n# and one more\n"
     assert (out / "overrides.new.yaml").read_text(encoding="utf-8") == "# this run's list\n"
+
+
+def test_the_graders_secret_is_kept_in_out_for_the_next_run_and_readable_by_its_owner_alone(tmp_path, capsys):
+    """The rows a checkpoint is checked on are drawn with a secret of OUT's: the same in every run into it,
+    another in another OUT, never readable by another user."""
+    from attngrade.cli import main
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "cs224n-w21-a5"
+    secrets = []
+    for out in ("out", "out", "other"):
+        assert main(["run", str(folder), "-o", str(tmp_path / out), "--workers", "1"]) == 0
+        salt = tmp_path / out / ".salt"
+        assert salt.stat().st_mode & 0o777 == 0o600
+        secrets.append(salt.read_bytes())
+    capsys.readouterr()
+    assert len(secrets[0]) == 32 and secrets[0] == secrets[1] != secrets[2]

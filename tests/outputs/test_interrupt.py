@@ -138,6 +138,9 @@ def check_nothing_torn(out: Path, staged: bool = False) -> list[Path]:
             if path.name == ".folders.json":
                 assert isinstance(json.loads(path.read_text(encoding="utf-8")), dict), "torn folder list"
                 continue
+            if path.name == ".salt":
+                assert path.stat().st_mode & 0o077 == 0, "the grader's secret readable by others"
+                continue
             assert TEMP.match(path.name), f"unexpected hidden file {path}"
             leftovers.append(path)
             continue
