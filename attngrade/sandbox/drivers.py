@@ -512,6 +512,11 @@ def _load_failure(err: BaseException) -> tuple[str, str]:
         lines = [line.strip() for line in text.split(marker, 1)[1].splitlines() if line.strip()]
         first = lines[0].split(". ", 1)[0][:300] if lines else ""  # (torch's advice to allow the global stays out)
         return ("refused" if first.startswith("Unsupported global") else "unreadable"), first
+    # A global from a module torch blocks outright (os, posix, subprocess) is said without that marker.
+    blocked = next((line.strip() for line in text.splitlines()
+                    if line.strip().startswith("Trying to load unsupported GLOBAL")), "")
+    if blocked:
+        return "refused", blocked.split(". ", 1)[0][:300]
     return "unreadable", error_text(err)
 
 

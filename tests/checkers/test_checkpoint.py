@@ -342,6 +342,27 @@ def test_a_pickle_payload_is_refused_in_the_sandbox_and_never_runs(torch, parts,
     assert not marker.exists()
 
 
+class ShellPayload:
+    """The classic payload: unpickled by a loader that builds objects, it runs a shell command."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_shell_payload_is_refused_as_one_and_never_runs(torch, parts, vanilla, tmp_path):
+    """torch words a blocked module's global (os.system) without its usual marker: still a refusal, without
+    torch's advice to load the file with weights_only=False."""
+    path, marker = payload_checkpoint(torch, vanilla["model"], tmp_path)
+    torch.save({**vanilla["model"].state_dict(), "head.extra": ShellPayload(marker)}, path)
+    outcome = run(parts, "2f-required", path, vanilla["lines"])
+    assert outcome.feedback[0].startswith("vanilla.finetune.params: torch.load(weights_only=True) refused it: it "
+                                          "holds something other than tensors («Trying to load unsupported GLOBAL")
+    assert "weights_only set to False" not in outcome.feedback[0] and not marker.exists()
+
+
 def edited_state(torch, model, edit: str) -> dict:
     state = dict(model.state_dict())
     if edit == "transposed":
