@@ -423,12 +423,19 @@ KERNEL_TOLERANCE = 0.05  # at the most features; the sampling error there is a f
 
 
 def features_probes(name: str, rng: np.random.Generator) -> tuple[Calls, dict[str, Any]]:
+    """The few features' W is the grader's own, sent as it is: their inner products are then known exactly
+    ((1/D_r) Σ cos(w·(q−k)/σ)), so a φ that draws frequencies of its own instead of using W is seen. The
+    many features' W is drawn in the child (too large to send)."""
     x = (SPREAD * rng.normal(size=(POINTS, DIMENSION))).astype(np.float32)
+    few = rng.normal(size=(FEATURES[0], DIMENSION)).astype(np.float32)
     calls = [{"id": f"{name}.{r}", "function": name, "reduce": "gram",
-              "args": [tensor(x), {"randn": [r, DIMENSION], "seed": int(rng.integers(1, 2**31))}]} for r in FEATURES]
-    sigma2 = np.sqrt(DIMENSION)
+              "args": [tensor(x), tensor(few) if r == FEATURES[0] else
+                       {"randn": [r, DIMENSION], "seed": int(rng.integers(1, 2**31))}]} for r in FEATURES]
+    sigma = DIMENSION ** 0.25
     distances = ((x[:, None, :].astype(float) - x[None, :, :]) ** 2).sum(axis=-1)
-    return calls, {"kernel": np.exp(-distances / (2 * sigma2)), "distances": distances}
+    phases = (x.astype(float) @ few.astype(float).T) / sigma  # (points, features)
+    exact = np.cos(phases[:, None, :] - phases[None, :, :]).mean(axis=-1)
+    return calls, {"kernel": np.exp(-distances / (2 * sigma ** 2)), "distances": distances, "with_W": exact}
 
 
 def _gram(data: Mapping[str, Any], call: str) -> tuple[np.ndarray | None, str | None]:
@@ -480,6 +487,12 @@ def _kernel(name: str, grams: Mapping[int, np.ndarray], inputs: Mapping[str, Any
     errors = {r: float(np.max(np.abs(g - inputs["kernel"])[upper])) if finite(g) else float("inf")
               for r, g in grams.items()}
     said = ", ".join(f"{e:.3g} with {r} features" for r, e in errors.items())
+    few = grams[FEATURES[0]]
+    off = float(np.max(np.abs(few - inputs["with_W"])[upper])) if finite(few) else float("inf")
+    if errors[FEATURES[-1]] <= KERNEL_TOLERANCE and off > 1e-3 and norm_ok:
+        return fails(prop, f"φ(q)·φ(k) approaches the kernel, but with the {FEATURES[0]} frequencies W passed in it "
+                           f"is not (1/D_random) Σ cos(w·(q−k)/σ) (off by up to {off:.3g}): φ must use the W it is "
+                           "given (q and k are mapped by separate calls, with one W)", weight)
     if errors[FEATURES[-1]] <= KERNEL_TOLERANCE:
         return holds(prop, f"φ(q)·φ(k) approaches exp(−‖q−k‖²/(2σ²)) as D_random grows (largest error {said})",
                      weight)
