@@ -49,6 +49,7 @@ PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
 KEEP_TAG, DROP_TAG = "attngrade-keep", "attngrade-drop"
 # Calls definitions lean on that cost nothing: a device, a seed, a math constant, a type helper.
 KEEP_CALLS = ("torch.device", "torch.cuda.is_available", "torch.manual_seed", "torch.set_default_dtype",
+              "torch.finfo", "torch.iinfo", "torch.tensor", "np.finfo", "numpy.finfo", "np.sqrt", "numpy.sqrt",
               "random.seed", "np.random.seed", "numpy.random.seed", "math.*", "namedtuple",
               "collections.namedtuple", "TypeVar", "typing.*", "dataclasses.field", "field", "float", "int",
               "str", "len", "range", "tuple", "frozenset", "set", "dict", "list")

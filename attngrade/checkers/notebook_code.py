@@ -124,7 +124,25 @@ def check(answers: Mapping[str, Any], ctx: Context) -> Outcome:
         loaded = chunk_errors(data, extracted)
     except MALFORMED as err:
         return malformed(run, err)
-    return score(found, ctx.points, run, extra=(*summary, *loaded), evidence=evidence)
+    return score(found, ctx.points, run, extra=(*summary, *loaded, *_left_out_names(found, extracted)),
+                 evidence=evidence)
+
+
+def _left_out_names(found: list[Property], extracted: Extracted) -> list[str]:
+    """Where a property failed on a NameError for a name only a left-out statement binds (`NEG_INF =
+    torch.finfo(...).min` beside the definitions): which cell binds it, and what to do."""
+    said = []
+    for prop in found:
+        at = prop.message.find("NameError: name '")
+        if prop.ok or at < 0:
+            continue
+        start = at + len("NameError: name '")
+        name = prop.message[start:prop.message.find("'", start, start + 200)]
+        if name in extracted.dropped_names and name not in said:
+            said.append(name)
+    return [f"{name} is bound only in cell {extracted.dropped_names[name]}, by a top-level statement that runs code, "
+            f"which is left out (see above): give {name} a plain value, compute it inside the function that uses "
+            "it, or tag that cell attngrade-keep" for name in said]
 
 
 def _rng(seed: int, name: str) -> np.random.Generator:

@@ -540,3 +540,24 @@ def test_a_form_feed_in_the_code_moves_no_line_in_the_sandbox(torch, tmp_path):
     (tmp_path / "Summarization.ipynb").write_text(json.dumps(data), encoding="utf-8")
     outcome = run_check(tmp_path)
     assert outcome.earned == 10 and not failed(outcome.feedback), outcome.feedback
+
+
+@pytest.mark.parametrize("constant, kept", [("torch.finfo(torch.float32).min", True), ("lowest()", False)])
+def test_a_constant_bound_by_a_call_is_kept_when_cheap_and_else_named_where_it_fails(torch, tmp_path, constant, kept):
+    """`NEG_INF = torch.finfo(...).min` beside the definitions is kept (a cheap constructor); one bound by a
+    call of the student's own is left out, and the NameError it causes names the cell that binds it."""
+    data = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    for number, cell in enumerate(data["cells"], start=1):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and source.startswith("def attention"):
+            cell["source"] = ("def lowest():\n    return -1e9\n\n" f"NEG_INF = {constant}\n\n"
+                              + source.replace('float("-inf")', "NEG_INF"))
+            at = number
+    (tmp_path / "Summarization.ipynb").write_text(json.dumps(data), encoding="utf-8")
+    outcome = run_check(tmp_path)
+    if kept:
+        assert outcome.earned == 10 and not failed(outcome.feedback), outcome.feedback
+    else:
+        assert "attention.masked" in failed(outcome.feedback)
+        assert any(line.startswith(f"NEG_INF is bound only in cell {at}, by a top-level statement that runs code")
+                   for line in outcome.feedback), outcome.feedback
