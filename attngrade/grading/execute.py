@@ -118,7 +118,8 @@ class WorkerPool:
     def _lost(self, key: TaskKey, err: BaseException, assignments: Mapping[str, Assignment]) -> Outcome:
         """The outcome of a task run alone whose worker was killed: by the hard time limit, or for memory."""
         if isinstance(err, FutureTimeout):
-            return timed_out(task_budget(check_of(key, assignments), self.budget))
+            check = check_of(key, assignments)
+            return timed_out(task_budget(check, self.budget), check)
         return worker_died()
 
 

@@ -59,7 +59,7 @@ def run_task(task: Task, assignment: Assignment, budget: float = 0.0) -> Outcome
     except ConfigError:
         raise
     except BudgetExceeded:
-        return timed_out(budget)
+        return timed_out(budget, spec.check)
     except MemoryError:
         return Outcome(0.0, ("this answer is too large to check within the memory limit; simplify it",),
                        invalid=True)
@@ -91,7 +91,11 @@ def task_budget(check: str, budget: float) -> float:
     return max(budget, CODE_BUDGET) if budget > 0 and REGISTRY[check].runs_code else budget
 
 
-def timed_out(budget: float) -> Outcome:
+def timed_out(budget: float, check: str | None = None) -> Outcome:
+    """A check stopped at its time limit: what to do differs for code (a notebook, files) and formulas."""
+    if check is not None and REGISTRY[check].runs_code:
+        return Outcome(0.0, (f"checking this took longer than the {budget:g} s limit; hand in only the code and "
+                             "files the part asks for, without large cells, outputs or data",), invalid=True)
     return Outcome(0.0, (f"checking this answer took longer than the {budget:g} s limit; "
                          "write it more simply (expand fewer products, use smaller powers)",), invalid=True)
 
