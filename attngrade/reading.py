@@ -23,7 +23,7 @@ from .mathlang.display import reading as show
 from .mathlang.nodes import shape_text
 from .records import Field, Part
 from .runtime.deadline import BudgetExceeded, time_limit
-from .runtime.files import UNREADABLE, NotRead, read_bounded
+from .runtime.files import TOO_LARGE, UNREADABLE, NotRead, read_bounded
 from .runtime.text import did_you_mean, safe_text
 
 # A yes/no question is answered in words as often as with yes or no ("Could c_2 approximate
@@ -399,10 +399,13 @@ def read_file(part: Part, field: Field, raw: Any, folder: Path | None,
             return BinaryFileReading.at(path, field.max_bytes)
         except NotRead as err:
             raise FieldError(part.id, field.name, f"{name} {err.reason}") from None
-    size = path.stat().st_size
-    if size > field.max_bytes:
-        raise FieldError(part.id, field.name, f"{name} is {size} bytes; at most {field.max_bytes} are read")
-    data = path.read_bytes()
+    try:
+        data = read_bounded(path, field.max_bytes, below=folder)
+    except NotRead as err:
+        # (a notebook is large for its outputs, which no part reads)
+        advice = ("; clear its outputs (in Jupyter: Kernel, Restart and Clear Output), save it and submit again"
+                  if err.kind == TOO_LARGE and name.endswith(".ipynb") else "")
+        raise FieldError(part.id, field.name, f"{name} {err.reason}{advice}") from None
     sha256 = hashlib.sha256(data).hexdigest()
     if files is not None and (name, sha256) in files:
         return files[(name, sha256)]

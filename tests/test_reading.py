@@ -75,3 +75,18 @@ def test_an_answer_that_takes_too_long_to_read_costs_only_its_part(monkeypatch, 
         reading.read_field(part, part.field(name), text)
     assert time.monotonic() - started < 10
     assert reading.read_field(part, part.field(name), "k_a" if name == "q" else "2^n").expr is not None  # reads go on
+
+
+def test_a_notebook_too_large_to_read_is_told_to_clear_its_outputs(tmp_path):
+    """A notebook is large for its plots and printed tensors, which no part reads: the message says so."""
+    from dataclasses import replace
+
+    from attngrade.problems import load_homework
+    from attngrade.reading import FieldError, read_field
+
+    part = load_homework("eecs182-fa22-hw8").part("1.code")
+    (tmp_path / "Summarization.ipynb").write_text('{"cells": [], "outputs": "' + "x" * 2000 + '"}')
+    small = replace(part.fields[0], max_bytes=1000)
+    with pytest.raises(FieldError, match=r"Summarization.ipynb is 2\d+ bytes; at most 1000 are read; clear its "
+                                         r"outputs \(in Jupyter: Kernel, Restart and Clear Output\)"):
+        read_field(part, small, None, tmp_path)
