@@ -157,9 +157,13 @@ def read_latex(path: Path, text: str, homework_for: Callable[[str | None], Homew
         raise SubmissionError(f"the LaTeX cannot be read ({type(err).__name__} in its parser); compile the file "
                               "to see, fix it and submit again", path=str(path)) from None
     nodes = [node for node, _ in found]
-    homework_id = next((_inside(text, _args(n)[0]).strip() for n in nodes
-                        if isinstance(n, LatexMacroNode) and n.macroname == "attnhomework" and _args(n)
-                        and _args(n)[0] is not None), None)
+    named = list(dict.fromkeys(_inside(text, _args(n)[0]).strip() for n in nodes
+                               if isinstance(n, LatexMacroNode) and n.macroname == "attnhomework" and _args(n)
+                               and _args(n)[0] is not None))
+    if len(named) > 1:
+        raise SubmissionError(f"\\attnhomework names {len(named)} homeworks ({', '.join(repr(n[:60]) for n in named[:3])}); "
+                              "keep the one line of the homework these answers are for and submit again", path=str(path))
+    homework_id = named[0] if named else None
     homework = homework_for(homework_id or None)
     collected = Collected(homework)
     for node, unsure in found:

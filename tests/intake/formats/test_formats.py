@@ -218,6 +218,16 @@ def test_latex_an_answer_under_a_condition_attngrade_does_not_evaluate_is_read_a
                             "does not evaluate") for n in sub.notes), sub.notes
 
 
+def test_latex_naming_two_homeworks_is_refused_with_both(tmp_path):
+    path = tmp_path / "s13.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\attnhomework{nyu-dl-transformer}\n\\answer{1b}{$x$}\n")
+    with pytest.raises(SubmissionError, match=r"attnhomework names 2 homeworks \('cs224n-w21-a5', "
+                                              r"'nyu-dl-transformer'\); keep the one line"):
+        load_submission(path)
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n")
+    assert load_submission(path).homework == "cs224n-w21-a5"  # the same one twice is one
+
+
 def test_latex_after_the_end_of_the_document_is_not_read_and_said(tmp_path):
     path = tmp_path / "s10.tex"
     path.write_text("\\documentclass{article}\n\\begin{document}\n\\attnhomework{cs224n-w21-a5}\n"
