@@ -237,8 +237,11 @@ MAX_NESTING = 40  # braces and brackets, as the parser's own limit
 
 # Environments whose text LaTeX takes as it stands (code listings, comments): no brace in them counts.
 VERBATIM = ("verbatim", "Verbatim", "lstlisting", "minted", "comment")
-# Commands named \if... that are not conditionals (ifthen's, with arguments and no \fi).
-NOT_CONDITIONALS = ("ifthenelse",)
+# TeX's conditionals (and e-TeX's): a command named \if... is one of these, or one a \newif or a \let makes;
+# any other (`\iff`, etoolbox's `\iftoggle{...}{...}{...}`) is an ordinary command with no \fi.
+CONDITIONALS = frozenset({"if", "ifcat", "ifnum", "ifdim", "ifodd", "ifvmode", "ifhmode", "ifmmode", "ifinner",
+                          "ifvoid", "ifhbox", "ifvbox", "ifx", "ifeof", "iftrue", "iffalse", "ifcase",
+                          "ifdefined", "ifcsname", "iffontchar", "ifincsname"})
 # One token at a time, no repetition inside another: the start of text LaTeX does not pair braces in
 # (`\verb|...|` and its kin, `\mintinline{lang}|...|`, `\url{...}`, a verbatim environment, what
 # `\iffalse` skips, what follows `\end{document}`), an escaped character, a comment to the end of its
@@ -248,7 +251,7 @@ _TOKEN = re.compile(r"\\verb(?![A-Za-z])\*?[ \t]*(?P<verb>[^A-Za-z*\s])"
                     r"|\\mintinline(?:\[[^\[\]\n]*\])?[ \t]*\{[^{}\n]*\}[ \t]*(?P<mint>[^A-Za-z*\s])"
                     r"|\\(?:url|path|href)[ \t]*(?P<url>\{)"
                     r"|\\begin[ \t]*\{(?P<env>(?:" + "|".join(VERBATIM) + r")\*?)\}"
-                    r"|\\let[ \t]*\\[A-Za-z@]+[ \t]*=?[ \t]*\\[A-Za-z@]+"  # (names a conditional, runs none)
+                    r"|\\(?:let\s*\\(?P<let>[A-Za-z@]+)\s*(?:=\s*)?|newif\s*)\\(?P<made>[A-Za-z@]+)"  # (names, runs none)
                     r"|(?P<skip>\\iffalse)(?![A-Za-z])"
                     r"|(?P<end>\\end[ \t]*\{document\})"
                     r"|\\.|%[^\n]*|[{}\[\]]", re.S)
@@ -264,16 +267,22 @@ class Verbatim(NamedTuple):
     end: int
 
 
-def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
+def _scan(text: str, document: bool = False) -> Iterator[tuple[int, str] | Verbatim]:
     """The braces and brackets of `text` as pylatexenc sees them, and its verbatim spans. An escaped
     brace (`\\{`) is text, `%` starts a comment to the end of the line; `\\verb` and its kin end at
     their delimiter within the line (else at the line's end), an environment at its `\\end` (else at the
-    end of the text). `\\iffalse` and `\\end{document}` act only outside braces (inside, they are
-    a definition's text, not run). One pass: each search starts where the last one ended."""
-    pos, depth = 0, 0
+    end of the text). In a whole `document` (a LaTeX file, not an answer's text), what `\\iffalse`
+    skips and what follows `\\end{document}` are verbatim too, where they stand outside braces (inside,
+    they are a definition's text, not run). One pass: each search starts where the last one ended."""
+    pos, depth, made = 0, 0, set(CONDITIONALS)
     while (match := _TOKEN.search(text, pos)) is not None:
         pos = match.end()
-        if (match.group("skip") or match.group("end")) and depth:
+        if match.group("made"):  # \newif\ifdraft, \let\ifdraft\iffalse: a conditional from now on
+            name = match.group("let") or match.group("made")
+            if name.startswith("if"):
+                made.add(name)
+            continue
+        if (match.group("skip") or match.group("end")) and (depth or not document):
             continue
         if match.group("verb") or match.group("lst") or match.group("mint") or match.group("url"):
             line = text.find("\n", pos)
@@ -287,7 +296,7 @@ def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
             pos = len(text) if end == -1 else end
             yield Verbatim(match.end(), pos)
         elif match.group("skip"):
-            pos = _skipped_to(text, pos)
+            pos = _skipped_to(text, pos, made)
             yield Verbatim(match.end(), pos)
         elif match.group("end"):
             yield Verbatim(match.end(), len(text))  # LaTeX reads nothing after the document's end
@@ -297,13 +306,13 @@ def _scan(text: str) -> Iterator[tuple[int, str] | Verbatim]:
             yield match.start(), match.group()
 
 
-def _skipped_to(text: str, pos: int) -> int:
+def _skipped_to(text: str, pos: int, conditionals: set[str] | frozenset[str] = CONDITIONALS) -> int:
     """Where the text an `\\iffalse` skips from `pos` ends: at its own `\\else` or `\\fi` (the conditionals
     opened inside it counted), else at the end of the text."""
     depth = 0
     while (match := _SKIPPED.search(text, pos)) is not None:
         name = match.group(1) or ""
-        if name.startswith("if") and name not in NOT_CONDITIONALS:
+        if name in conditionals:
             depth += 1
         elif name in ("else", "fi") and depth == 0:
             return match.start()
@@ -350,7 +359,7 @@ def unpaired(text: str) -> Unpaired:
     brackets: list[int] = []
     verbatim: list[Verbatim] = []
     stack: list[tuple[int, str]] = []
-    for item in _scan(text):
+    for item in _scan(text, document=True):
         if isinstance(item, Verbatim):
             verbatim.append(item)
             continue

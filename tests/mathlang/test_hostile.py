@@ -435,3 +435,13 @@ def test_a_file_of_broken_definitions_is_scanned_quickly():
     assert find_definitions(r"\newcommand{" * 100_000 + r"\sqrt[" * 1000) == ()
     assert len(find_definitions(r"\newcommand{\a}{x}" * 100_000)) == 1  # one name, defined again and again
     assert time.perf_counter() - start < BUDGET
+
+
+def test_an_answer_cannot_hide_open_arguments_behind_iffalse_or_end_document():
+    """Only a whole LaTeX file skips what \\iffalse skips and what follows \\end{document}: in an answer's text
+    they hide no brace or bracket from the pairing that keeps open arguments away from the tolerant parser."""
+    from attngrade.mathlang.macros import unpaired, walkable
+
+    for prefix in ("\\iffalse", "\\end{document}", "\\begin{aligned}\\iffalse"):
+        assert not walkable(prefix + "\\sqrt[" * 20)
+    assert unpaired("\\iffalse {\\fi").braces == ()  # a whole file: TeX pairs nothing it skips

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...errors import SubmissionError
-from ...mathlang.macros import NOT_CONDITIONALS, find_definitions, unpaired
+from ...mathlang.macros import CONDITIONALS, find_definitions, unpaired
 from ...records import Homework, Submission
 from .answers import Collected, unwrap_math
 
@@ -48,7 +48,8 @@ def _nodes(nodes: Any, flags: dict[str, bool] | None = None, unsure: tuple[str, 
            ) -> Iterator[tuple[Any, tuple[str, ...]]]:
     """Every node, depth first, into other commands' arguments too, comments left out; each with the
     conditionals around it whose branch attngrade does not know (`\\ifdefined`, `\\ifnum`): their text
-    is read as written. `flags`: each `\\newif`'s state (`\\newif\\ifdraft`, `\\drafttrue`), or a
+    is read as written. A conditional is one of TeX's (`macros.CONDITIONALS`) or one a `\\newif` or a
+    `\\let` made; `\\iff` and etoolbox's `\\iftoggle` are ordinary commands. `flags`: each `\\newif`'s state (`\\newif\\ifdraft`, `\\drafttrue`), or a
     `\\let\\ifdraft\\iffalse`'s."""
     from pylatexenc.latexwalker import LatexCommentNode, LatexEnvironmentNode
 
@@ -66,7 +67,7 @@ def _nodes(nodes: Any, flags: dict[str, bool] | None = None, unsure: tuple[str, 
             if not naming:
                 _define(named, flags)
             continue
-        if name.startswith("if") and name not in NOT_CONDITIONALS:
+        if name in CONDITIONALS or name.startswith("if") and name[2:] in flags:
             known = KNOWN_CONDITIONALS.get(name, flags.get(name[2:]))
             open_ifs.append([name, known is False, known is not None])
             continue

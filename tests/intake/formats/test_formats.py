@@ -180,7 +180,7 @@ def test_latex_conditionals_keep_the_branch_tex_keeps(tmp_path, body, read):
 @pytest.mark.parametrize("body, read", [
     # TeX pairs no brace in what \iffalse skips: a draft left there is no error
     ("\\iffalse draft: \\answer{1a}{$\\frac{1}{2$} \\fi \\answer{1a}{$u_a$}", "u_a"),
-    ("\\iffalse \\ifdraft { \\fi } \\else \\answer{1a}{$u_a$} \\fi", "u_a"),
+    ("\\newif\\ifdraft \\iffalse \\ifdraft { \\fi } \\else \\answer{1a}{$u_a$} \\fi", "u_a"),
     ("\\iffalse % \\fi in a comment ends nothing\n { \\fi \\answer{1a}{$u_a$}", "u_a"),
     ("\\iffalse \\answer{1a}{$u_a$} \\filbreak { \\fi", None),  # \filbreak is not \fi
     # code in \mintinline is verbatim, whatever its delimiter
@@ -201,11 +201,18 @@ def test_latex_braces_tex_does_not_pair_are_not_paired(tmp_path, body, read):
     ("\\newif\\ifdraft \\drafttrue\n\\ifdraft \\answer{1a}{$u_a$} \\else \\answer{1a}{$final$} \\fi", "u_a"),
     # listings' options and minted's braces
     ("\\lstinline[language=Python]|d = {}| \\answer{1a}{$u_a$}", "u_a"),
-    ("\\mintinline{python}{f({1: 2})} \\answer{1a}{$u_a$}", "u_a")])
+    ("\\mintinline{python}{f({1: 2})} \\answer{1a}{$u_a$}", "u_a"),
+    # \\iff and etoolbox's \\iftoggle are no conditionals: nothing after them is skipped or noted
+    ("\\iffalse draft: $a \\iff b$ \\fi \\answer{1a}{$u_a$}", "u_a"),
+    ("\\iftoggle{sol}{x}{} \\answer{1a}{$u_a$}", "u_a"),
+    # a \\let split over two lines is one \\let
+    ("\\let\\ifsolutions\n\\iffalse\n\\ifsolutions \\answer{1a}{$old$} \\else \\answer{1a}{$u_a$} \\fi", "u_a")])
 def test_latex_definitions_and_flags_are_read_as_tex_reads_them(tmp_path, body, read):
     path = tmp_path / "s11.tex"
     path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
-    assert load_submission(path).answers.get("1a") == {"answer": read}
+    sub = load_submission(path)
+    assert sub.answers.get("1a") == {"answer": read}
+    assert not [n for n in sub.notes if "does not evaluate" in n], sub.notes
 
 
 def test_latex_an_answer_under_a_condition_attngrade_does_not_evaluate_is_read_and_said(tmp_path):
