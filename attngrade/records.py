@@ -213,6 +213,9 @@ class Submission:
     notes: tuple[str, ...] = ()
     invalid: Mapping[str, str] = field(default_factory=dict)  # part -> why its answer cannot be graded
     definitions: tuple = ()
+    # A notebook's own code: each notebook-code part whose definitions its code cells write (other than as
+    # the template's stubs), with those definitions (`intake.formats.notebook_code.own_notebook`).
+    written: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.definitions and self.answers:

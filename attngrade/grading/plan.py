@@ -16,10 +16,11 @@ from typing import Any, Callable, Collection, Iterable, Mapping
 
 from ..checkers import REGISTRY
 from ..errors import ConfigError, SubmissionError
+from ..intake.formats.notebook_code import own_notebook
 from ..intake.submissions import code_folder, error_result, find_code, is_code
 from ..mathlang import Value
 from ..reading import FieldError, FileReading, describe, read_field
-from ..records import Listing, Part, Result, Status, Submission, Verdict
+from ..records import Homework, Listing, Part, Result, Status, Submission, Verdict
 from ..runtime.text import closest, did_you_mean, safe_text
 from ..sandbox import prestart
 from .assignment import Assignment
@@ -31,7 +32,20 @@ from .unread import not_read
 log = logging.getLogger(__name__)
 
 
-def _folder_of(part: Part, submission: Submission) -> Path | None:
+def _own_notebook(part: Part, raw: Any, submission: Submission, homework: Homework) -> tuple[Any, str | None]:
+    """The answer of an answers notebook that holds its part's code itself (see `own_notebook`): beside a
+    lone notebook nothing counts as there (a class folder's other files are other students')."""
+    if submission.path is None or submission.path.suffix.lower() != ".ipynb":
+        return raw, None
+    folder = submission.folder
+
+    def present(name: str) -> bool:
+        return folder is not None and bool(name) and "/" not in name and "\x00" not in name and _present(folder / name)
+
+    return own_notebook(part, raw, submission.path.name, submission.written.get(part.id, ()), homework, present)
+
+
+def _folder_of(part: Part, submission: Submission, raw: Any) -> Path | None:
     """Where `part` finds the files it names: the submission folder. A file handed in by itself that a
     part names as its only file (the course's notebook), or whose only file field's answer names it (a
     notebook that holds its own code), is read by that part, as the one file of a folder: nothing
@@ -41,7 +55,6 @@ def _folder_of(part: Part, submission: Submission) -> Path | None:
     files = [f for f in part.fields if f.kind == "file"]
     if len(files) != 1:
         return None
-    raw = submission.answers.get(part.id)
     named = raw.get(files[0].name) if isinstance(raw, Mapping) else raw if part.single_field else None
     own = submission.path.name
     if (isinstance(named, str) and named.strip() == own
@@ -240,12 +253,16 @@ class _Reader:
                 hint = did_you_mean(pid, sorted(known))
                 notes.append(f"unknown part '{pid}'{hint} was not graded; this homework's parts are: "
                              + ", ".join(p.id for p in homework.parts))
-        parts = tuple(self.part(part, submission.answers.get(part.id), _folder_of(part, submission), assignment,
-                                submission.invalid.get(part.id), submission.listing) for part in homework.parts)
+        parts = []
+        for part in homework.parts:
+            raw, said = _own_notebook(part, submission.answers.get(part.id), submission, homework)
+            notes.extend([said] if said else [])
+            parts.append(self.part(part, raw, _folder_of(part, submission, raw), assignment,
+                                   submission.invalid.get(part.id), submission.listing))
         notes.extend(not_read(homework, submission))
         # The raw answers live on in the parts' readings (shared between students); dropping them (and
         # the folder's listing) here is what lets a class loaded one submission at a time free them as it goes.
-        return SubmissionReading(replace(submission, answers={}, listing=None), parts, tuple(notes))
+        return SubmissionReading(replace(submission, answers={}, listing=None), tuple(parts), tuple(notes))
 
     def part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
              problem: str | None = None, listing: Listing | None = None) -> PartReading:

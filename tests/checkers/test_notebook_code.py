@@ -561,3 +561,24 @@ def test_a_constant_bound_by_a_call_is_kept_when_cheap_and_else_named_where_it_f
         assert "attention.masked" in failed(outcome.feedback)
         assert any(line.startswith(f"NEG_INF is bound only in cell {at}, by a top-level statement that runs code")
                    for line in outcome.feedback), outcome.feedback
+
+
+@pytest.mark.parametrize("case", ["empty line, the course's notebook beside", "the line names a file beside"])
+def test_a_notebook_named_or_beside_the_answers_is_read_before_the_answers_notebook_itself(torch, tmp_path, case):
+    """The answers notebook stands in for the file its part reads only where that file is not there: the
+    course's Summarization.ipynb beside a template with one function written, or a notebook named on the
+    line, is the one graded (each was once replaced by the template's stubs, 1/10 and 0/10)."""
+    folder = tmp_path / "ann"
+    folder.mkdir()
+    data = _filled_template(tmp_path, "" if case.startswith("empty") else "eecs182-fa22-hw8.ipynb")
+    for cell in data["cells"]:
+        meta = cell["metadata"].get("attngrade", {})
+        if cell["cell_type"] == "code" and meta.get("definition") not in (None, "causal_mask"):
+            cell["source"] = f'def {meta["definition"]}(*args):\n    raise NotImplementedError("not yet")\n'
+    (folder / "answers.ipynb").write_text(json.dumps(data), encoding="utf-8")
+    beside = "Summarization.ipynb" if case.startswith("empty") else "eecs182-fa22-hw8.ipynb"
+    shutil.copy2(REFERENCE, folder / beside)
+    result = grade_submission(assignment(HW, None, self_check=True), load_submission(folder))
+    verdict = next(v for v in result.parts if v.part == "1.code")
+    assert verdict.score == 10, verdict.feedback
+    assert not [n for n in result.notes if "`notebook:` line" in n]

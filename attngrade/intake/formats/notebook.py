@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,7 +20,7 @@ from ...errors import SubmissionError
 from ...mathlang.macros import find_definitions
 from ...records import Homework, Submission
 from .answers import Collected
-from .notebook_code import own_notebook
+from .notebook_code import written_code
 from .markdown import Block, _submission, _text, add_block, blocks, has_heading, without_comments
 
 MAX_NOTEBOOK_BYTES = 100_000_000
@@ -56,8 +57,8 @@ def read_notebook(path: Path, text: str, homework_for: Callable[[str | None], Ho
     homework = homework_for(_text(meta.get("homework")))
     collected = Collected(homework)
     _collect_cells(path, cells, collected, parse_yaml)
-    collected.notes.extend(own_notebook(path.name, cells, homework, collected.answers))
-    return _submission(path, meta, homework, collected, find_definitions(_markdown_text(path, cells)))
+    submission = _submission(path, meta, homework, collected, find_definitions(_markdown_text(path, cells)))
+    return replace(submission, written=written_code(cells, homework))
 
 
 def _markdown_text(path: Path, cells: list) -> str:

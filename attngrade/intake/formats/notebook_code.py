@@ -6,10 +6,11 @@ a stub with the definition's signature that raises NotImplementedError (tagged `
 a hint only), and an answer cell whose `notebook:` line the student fills with the notebook the
 part reads: this template (`<id>.ipynb`, the name `grade assign` gives it, or the name it was
 saved under), or the course's own notebook handed in next to it (found by its name when the line
-is left empty). An unfilled template stays an unanswered part. The answer that names the template
-by the name `grade assign` gave it names the notebook itself, whatever it was saved under (an LMS
-renames files); so does an empty line in a notebook whose code cells define one of the part's
-functions other than as its stub, which is said in the notes.
+is left empty). An unfilled template stays an unanswered part. Where no file the line names is
+beside it, the answer that names the template by the name `grade assign` gave it names the notebook
+itself, whatever it was saved under (an LMS renames files); so does an empty line in a notebook whose
+code cells define one of the part's functions other than as its stub. Both are said in the notes,
+and decided by the plan, which knows the submission's folder (`own_notebook`).
 
 The code cells are read by the check, never here: the notebook reader reads Markdown cells only
 (`notebook.py`), and `attngrade.checkers.notebook_cells` reads code cells, without a kernel.
@@ -17,7 +18,7 @@ The code cells are read by the check, never here: the notebook reader reads Mark
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ...records import Homework, Part
 
@@ -74,27 +75,40 @@ def stub_cells(part: Part) -> list[dict[str, Any]]:
             for source, name in made]
 
 
-def own_notebook(name: str, cells: list, homework: Homework, answers: dict[str, Any]) -> list[str]:
-    """Point each notebook-code part's `notebook:` answer at the notebook `name` itself where the answer
-    names the template (`<id>.ipynb`) or is empty while the notebook's code cells hold one of the
-    part's definitions written by the student; `answers` is changed in place. The notes to say."""
-    notes = []
+def written_code(cells: list, homework: Homework) -> dict[str, tuple[str, ...]]:
+    """Each notebook-code part whose definitions the notebook's code cells write (other than as the
+    template's stubs), with those definitions: a notebook that holds its own code (`own_notebook`)."""
+    found = {}
     for part in homework.parts:
-        field, names = notebook_field(part), definitions(part)
-        if field is None or not names:
-            continue
-        given = answers.get(part.id)
-        if given is not None and not isinstance(given, dict):
-            continue  # answered as text: reading it says what is wrong
-        named = str(given.get(field) or "").strip() if given else ""
-        if named == template_name(homework) and named != name:
-            answers.setdefault(part.id, {})[field] = name
-        elif not named and (written := _written(cells, part, names)):
-            answers.setdefault(part.id, {})[field] = name
-            notes.append(f"{part.id}: the `{field}:` line is empty, but this notebook's code cells define "
-                         f"{', '.join(written)}: they are the code graded for {part.id} (name the notebook on the "
-                         "line to say so, or hand in the notebook the part asks for)")
-    return notes
+        names = definitions(part)
+        if notebook_field(part) is not None and names and (written := _written(cells, part, names)):
+            found[part.id] = tuple(written)
+    return found
+
+
+def own_notebook(part: Part, raw: Any, name: str, written: tuple[str, ...], homework: Homework,
+                 present: Callable[[str], bool]) -> tuple[Any, str | None]:
+    """The answer to a notebook-code part of the answers notebook `name`, its `notebook:` line pointed at
+    `name` itself where no file it names is there (`present`) and it names the template by the name
+    `grade assign` gave it, or is empty while the notebook's code cells write the part's definitions
+    (`written`); with the note that says so. Decided where the submission's folder is known (a file
+    the line names, or the course's notebook beside it, is read as named)."""
+    field = notebook_field(part)
+    if field is None or raw is not None and not isinstance(raw, dict):
+        return raw, None  # answered as text: reading it says what is wrong
+    named = str((raw or {}).get(field) or "").strip()
+    if present(named or part.field(field).filename or ""):
+        return raw, None
+    if named and named == template_name(homework) and named != name:
+        return {**(raw or {}), field: name}, (
+            f"{part.id}: the `{field}:` line names {named}, the template's name, and no file of that name is beside "
+            f"it: this notebook, {name}, is the one read")
+    if not named and written:
+        return {**(raw or {}), field: name}, (
+            f"{part.id}: the `{field}:` line is empty, but this notebook's code cells define {', '.join(written)}: "
+            f"they are the code graded for {part.id} (name the notebook on the line to say so, or hand in the "
+            "notebook the part asks for)")
+    return raw, None
 
 
 def _written(cells: list, part: Part, names: dict[str, tuple[str | None, str]]) -> list[str]:
