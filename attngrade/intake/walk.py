@@ -30,8 +30,9 @@ NESTED_SECONDS = 5.0
 # submission is loaded: a folder of more is searched again where it is needed, so a class of folders
 # of thousands of files costs no more memory than their answers.
 MAX_LISTED = 500
-# Folders never looked into: a tool's caches and a macOS zip's litter, not a student's work.
-SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "__MACOSX"})
+# Folders never looked into: a tool's caches and builds, installed packages and a macOS zip's litter, not a
+# student's work (a virtualenv's site-packages holds many a model.py).
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "__MACOSX", "site-packages", "venv", "build", "dist"})
 # Where a part's code file lives in the layouts courses hand out (the folder itself, src/): looked
 # at first, with one lstat each, before any folder is listed.
 CODE_PLACES = ("", "src")

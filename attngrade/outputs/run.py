@@ -118,18 +118,18 @@ def grade_run(request: RunRequest) -> Batch:
 def _salt(out: Path) -> bytes:
     """The grader's secret for hidden samples: the one the last run into OUT kept, else a new one."""
     try:
-        kept = read_bounded(out / SALT_FILE, 64)
+        info = os.lstat(out / SALT_FILE)
+        kept = read_bounded(out / SALT_FILE, 64) if info.st_uid == os.getuid() and not info.st_mode & 0o077 else b""
     except (NotRead, OSError):
         kept = b""
-    return kept if len(kept) == 32 else os.urandom(32)
+    return kept if len(kept) == 32 else os.urandom(32)  # (one another user could read is a secret no more)
 
 
 def _keep_salt(stage: Path, salt: bytes) -> None:
-    path = stage / SALT_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    fd = os.open(stage / SALT_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as f:
+        os.fchmod(f.fileno(), 0o600)  # (a file kept from the last run may have been made readable since)
         f.write(salt)
-    os.chmod(path, 0o600)
 
 
 class _Run:

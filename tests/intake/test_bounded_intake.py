@@ -444,3 +444,15 @@ def test_a_deep_or_wide_folder_is_looked_through_within_bounds_and_said(tmp_path
     (bob / "a" / "b" / "c" / "d" / "e" / "f" / "g").mkdir(parents=True)
     notes = load_submission(bob).notes
     assert any("it was looked through 6 folders deep, not below a/b/c/d/e/f/g;" in n for n in notes), notes
+
+
+def test_a_stale_copy_in_a_build_or_a_virtualenv_is_not_a_second_answer(tmp_path):
+    """A zipped folder's build/lib/ and venv/…/site-packages/ hold copies of the student's files, or other
+    packages' model.py: not looked into, so the one beside the answers is graded."""
+    folder = _student(tmp_path / "ann")
+    shutil.copy(CODE / "ada" / "src" / "dataset.py", folder / "dataset.py")
+    for place in ("build/lib", "venv/lib/python3.11/site-packages/pkg"):
+        (folder / place).mkdir(parents=True)
+        (folder / place / "dataset.py").write_text("# another one\n")
+    assert code_folder(folder, "dataset.py") == folder
+    assert code_folder(folder, "dataset.py", None, load_submission(folder).listing) == folder

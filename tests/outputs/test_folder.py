@@ -52,3 +52,16 @@ def test_the_graders_secret_is_kept_in_out_for_the_next_run_and_readable_by_its_
         secrets.append(salt.read_bytes())
     capsys.readouterr()
     assert len(secrets[0]) == 32 and secrets[0] == secrets[1] != secrets[2]
+
+
+def test_a_secret_another_user_could_read_is_replaced(tmp_path, capsys):
+    from attngrade.cli import main
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "cs224n-w21-a5"
+    assert main(["run", str(folder), "-o", str(tmp_path / "out"), "--workers", "1"]) == 0
+    salt = tmp_path / "out" / ".salt"
+    first = salt.read_bytes()
+    salt.chmod(0o644)
+    assert main(["run", str(folder), "-o", str(tmp_path / "out"), "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert salt.read_bytes() != first and salt.stat().st_mode & 0o777 == 0o600
