@@ -7,9 +7,8 @@ reference solution's code (solutions/<homework>/reference) goes through the same
 layers and checks as a student's. A check on which the reference does not earn full marks is
 *unproven* here: no student's answer to it is run, every one waits for course staff with the
 host's reason, and the run says so once. A check the reference hands nothing to run (a
-checkpoint, which a reference solution has no reason to hold) is not run on it: like a check that
-starts no job, it proves nothing of the host and is refused only for what the reference's other
-code checks found (a host whose jobs could read the keys).
+checkpoint, which a reference solution has no reason to hold) is not run on it: the host is proven
+for it by the reference's other code checks, or, where there are none, by a job that runs nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from .. import sandbox
 from ..checkers import REGISTRY, Outcome
 from ..errors import ConfigError, SubmissionError
 from ..intake.submissions import load_submission
@@ -87,14 +87,28 @@ def prove(tasks: Iterable[TaskKey], assignments: Mapping[str, Assignment], budge
             why = _shortfall(given, part, index, outcome) or _exposed(given, layers, private)
             if why:
                 unproven[(homework, part, index)] = why
-        for part, index in idle:  # proves nothing of the host, and refuses nothing but what others found
-            why = _exposed(given, layers, private)
+        if idle and not layers:
+            failed, layers = _empty_job()  # nothing else ran here: what a job is on this host, from one of its own
+        for part, index in idle:
+            why = (failed if not layers else "") or _exposed(given, layers, private)
             if why:
                 unproven[(homework, part, index)] = why
     for (homework, part, _), why in sorted(unproven.items()):
         notes.append(f"{homework} {part}: the reference solution's code did not earn full marks on this machine "
                      f"({why}); no student's code was graded for it, and those points wait for course staff")
     return Proof(unproven, tuple(dict.fromkeys(notes)), layers)
+
+
+def _empty_job() -> tuple[str, dict[str, Any]]:
+    """Why a sandbox job that runs nothing (an empty module) did not end well here ("" when it did), and
+    its isolation layers: the proof of the host for a check the reference hands nothing to run."""
+    if sandbox.torch_missing():
+        return "", {}  # (such a check says so itself, and waits for staff)
+    run = sandbox.run({"empty.py": ""}, {"kind": "notebook", "module": "empty", "chunks": [], "names": [],
+                                         "calls": [], "seed": 0}, timeout=30.0)
+    if run.status != "ok":
+        return f"a sandbox job that runs nothing ended with {run.status} here ({str(run.error or '')[:300]})", {}
+    return "", dict(run.layers or {})
 
 
 def _layers(outcome: Outcome | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ their marks or wait for staff with the host's reason, never 0.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -131,3 +132,28 @@ def test_a_required_checkpoint_the_reference_holds_none_of_is_not_the_hosts_fail
     proof = canary.prove_homework(given, bank=bank)
     assert ("cs224n-w21-a5", "2d", part["checks"].index(check)) not in proof.unproven, proof.unproven
     assert not [n for n in proof.notes if "2d" in n], proof.notes
+
+
+def test_where_only_a_checkpoint_check_runs_a_job_that_runs_nothing_proves_the_host(monkeypatch, tmp_path):
+    """A homework whose one code check is a checkpoint (the reference hands in none): the host is proven
+    by an empty job, so a host that cannot run one holds every student's checkpoint for staff."""
+    pytest.importorskip("torch")
+    from attngrade import sandbox
+    from attngrade.grading import assignment, canary
+    from attngrade.problems import Bank
+
+    bank = Bank(ROOT / "tests" / "data" / "banks" / "a5-checkpoint")
+    reference = tmp_path / "reference"  # a reference solution that holds no checkpoint
+    reference.mkdir()
+    (reference / "answers.yaml").write_text("homework: a5-checkpoint\nanswers: {}\n")
+    (reference / "vanilla.pretrain.dev.predictions").write_text("London\n" * 500)
+    given = dataclasses.replace(assignment(bank.load_homework("a5-checkpoint"), None, self_check=True),
+                                self_check=False, reference=reference)
+    keys = [canary.TaskKey(given.id, part.id, index, ()) for part in given.homework.parts
+            for index, spec in enumerate(part.checks) if spec.check == "checkpoint" and part.id.startswith("2f")]
+    assert not canary.prove(keys, {given.id: given}, 2.0, bank).unproven
+    broken = sandbox.Run("crashed", error="no namespaces here")
+    monkeypatch.setattr(sandbox, "run", lambda *args, **kwargs: broken)
+    unproven = canary.prove(keys, {given.id: given}, 2.0, bank).unproven
+    assert set(unproven) == {(k.homework, k.part, k.index) for k in keys}
+    assert all("a sandbox job that runs nothing ended with crashed" in why for why in unproven.values())
