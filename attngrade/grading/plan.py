@@ -253,16 +253,14 @@ class _Reader:
                 hint = did_you_mean(pid, sorted(known))
                 notes.append(f"unknown part '{pid}'{hint} was not graded; this homework's parts are: "
                              + ", ".join(p.id for p in homework.parts))
-        parts = []
-        for part in homework.parts:
-            raw, said = _own_notebook(part, submission.answers.get(part.id), submission, homework)
-            notes.extend([said] if said else [])
-            parts.append(self.part(part, raw, _folder_of(part, submission, raw), assignment,
-                                   submission.invalid.get(part.id), submission.listing))
+        owned = [_own_notebook(part, submission.answers.get(part.id), submission, homework) for part in homework.parts]
+        notes.extend(said for _, said in owned if said)
+        parts = tuple(self.part(part, raw, _folder_of(part, submission, raw), assignment, submission.invalid.get(part.id),
+                                submission.listing) for part, (raw, _) in zip(homework.parts, owned))
         notes.extend(not_read(homework, submission))
         # The raw answers live on in the parts' readings (shared between students); dropping them (and
         # the folder's listing) here is what lets a class loaded one submission at a time free them as it goes.
-        return SubmissionReading(replace(submission, answers={}, listing=None), tuple(parts), tuple(notes))
+        return SubmissionReading(replace(submission, answers={}, listing=None), parts, tuple(notes))
 
     def part(self, part: Part, raw: Any, folder: Path | None, assignment: Assignment,
              problem: str | None = None, listing: Listing | None = None) -> PartReading:
