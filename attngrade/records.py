@@ -195,6 +195,7 @@ class Listing:
 
     files: tuple[str, ...]
     shortfall: str = ""
+    links: tuple[str, ...] = ()  # links in the folder, which no search follows
 
 
 @dataclass(frozen=True)

@@ -36,12 +36,19 @@ def not_read(homework: Homework, submission: Submission) -> tuple[str, ...]:
     left = [rel for rel in listing.files
             if rel not in read and rel.rsplit("/", 1)[-1] not in code and rel != answers
             and not _expected(rel, homework.ignore)]
-    if not left:
-        return ()
-    shown = ", ".join(sorted(left)[:SHOWN]) + (f" and {len(left) - SHOWN} more" if len(left) > SHOWN else "")
-    cut = f" (the folder was not looked through to the end: {listing.shortfall})" if listing.shortfall else ""
-    return (f"not read: no part of {homework.id} reads {shown}{cut}; if one of them holds an answer, put it where "
-            "the part asks for it (see the template) and submit again",)
+    said = []
+    if left:
+        cut = f" (the folder was not looked through to the end: {listing.shortfall})" if listing.shortfall else ""
+        said.append(f"not read: no part of {homework.id} reads {_some(left)}{cut}; if one of them holds an answer, "
+                    "put it where the part asks for it (see the template) and submit again")
+    if listing.links:
+        said.append(f"not read: {_some(list(listing.links))} {'is a link' if len(listing.links) == 1 else 'are links'}, "
+                    "which attngrade never follows; hand in the files themselves")
+    return tuple(said)
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(sorted(names)[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
 
 
 def _read_names(homework: Homework, submission: Submission) -> set[str]:
@@ -60,6 +67,6 @@ def _read_names(homework: Homework, submission: Submission) -> set[str]:
 
 
 def _listed(folder: Path) -> Listing:
-    budget = Budget(MAX_SUBMISSION_ENTRIES)
-    files = tuple(path.relative_to(folder).as_posix() for path, _ in walk(folder, budget))
-    return Listing(files, budget.shortfall())
+    budget, links = Budget(MAX_SUBMISSION_ENTRIES), []
+    files = tuple(path.relative_to(folder).as_posix() for path, _ in walk(folder, budget, links=links))
+    return Listing(files, budget.shortfall(), tuple(link.relative_to(folder).as_posix() for link in links))

@@ -302,8 +302,8 @@ def _looked_through(folder: Path, file: Path) -> tuple[tuple[str, ...], Listing 
     are not graded, and how far it was looked through. No listing of a folder of more than
     `MAX_LISTED` files is kept."""
     budget = Budget(MAX_SUBMISSION_ENTRIES, NESTED_SECONDS)
-    files, nested = [], []
-    for path, depth in walk(folder, budget):
+    files, nested, links = [], [], []
+    for path, depth in walk(folder, budget, links=links):
         files.append(path.relative_to(folder).as_posix())
         if is_nested_answers(path, depth):
             nested.append(path)
@@ -314,7 +314,8 @@ def _looked_through(folder: Path, file: Path) -> tuple[tuple[str, ...], Listing 
     if budget.short:
         notes.append(f"this folder was not looked through to the end: {budget.shortfall()}; answers files and code "
                      "files there were not found; course staff can look at the rest")
-    return tuple(notes), Listing(tuple(files), budget.shortfall()) if len(files) <= MAX_LISTED else None
+    linked = tuple(link.relative_to(folder).as_posix() for link in links)
+    return tuple(notes), Listing(tuple(files), budget.shortfall(), linked) if len(files) <= MAX_LISTED else None
 
 
 def _some(paths: list[Path], folder: Path, shown: int = 5) -> str:

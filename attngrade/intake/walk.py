@@ -30,6 +30,7 @@ NESTED_SECONDS = 5.0
 # submission is loaded: a folder of more is searched again where it is needed, so a class of folders
 # of thousands of files costs no more memory than their answers.
 MAX_LISTED = 500
+MAX_LINKS = 50  # links a listing names (never followed)
 # Folders never looked into: a tool's caches and builds, installed packages and a macOS zip's litter, not a
 # student's work (a virtualenv's site-packages holds many a model.py).
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "__MACOSX", "site-packages", "venv", "build", "dist"})
@@ -139,15 +140,21 @@ def looked_into(entry: os.DirEntry) -> bool:
             and entry.is_dir(follow_symlinks=False))
 
 
-def walk(folder: Path, budget: Budget, depth: int = MAX_WALK_DEPTH) -> Iterator[tuple[Path, int]]:
+def walk(folder: Path, budget: Budget, depth: int = MAX_WALK_DEPTH,
+         links: list[Path] | None = None) -> Iterator[tuple[Path, int]]:
     """Every regular file under `folder` (hidden files and folders, links and caches left out),
-    level by level, with its depth (0: in `folder` itself), until `budget` runs out."""
+    level by level, with its depth (0: in `folder` itself), until `budget` runs out. The links it
+    passes over go into `links`, where given (at most MAX_LINKS of them)."""
     level = [folder]
     for below_top in range(depth + 1):
         deeper: list[Path] = []
         for current in level:
             for entry in listing(current, budget, folder):
-                if entry.name.startswith(".") or entry.is_symlink():
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_symlink():
+                    if links is not None and len(links) < MAX_LINKS:
+                        links.append(current / entry.name)
                     continue
                 if entry.is_file(follow_symlinks=False):
                     yield current / entry.name, below_top

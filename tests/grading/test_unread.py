@@ -117,3 +117,25 @@ def test_a_data_file_below_the_answers_is_named_and_a_file_an_answer_names_is_no
     (hw8 / "scratch.ipynb").write_text("{}")
     (note,) = not_read(load_homework("eecs182-fa22-hw8"), load_submission(hw8))
     assert "scratch.ipynb" in note and "hw8.ipynb" not in note.replace("scratch.ipynb", "")
+
+
+def test_links_in_the_folder_are_named_as_never_followed(tmp_path):
+    """A link to a folder of code or to a notes file was passed over without a word."""
+    from dataclasses import replace
+
+    from attngrade.grading.unread import not_read
+    from attngrade.intake.submissions import load_submission
+    from attngrade.problems import load_homework
+
+    folder = _amy(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("x")
+    (folder / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (folder / "notes.txt").symlink_to(elsewhere / "notes.txt")
+    submission = load_submission(folder)
+    homework = load_homework("cs224n-w21-a5")
+    notes = not_read(homework, submission)
+    assert notes == not_read(homework, replace(submission, listing=None))
+    (linked,) = [n for n in notes if "never follows" in n]
+    assert linked.startswith("not read: linked, notes.txt are links, which attngrade never follows")

@@ -90,10 +90,11 @@ def _nodes(nodes: Any, flags: dict[str, bool] | None = None, unsure: tuple[str, 
             continue
         here = unsure + tuple(n for n, _, known in open_ifs if not known)
         yield node, here
-        yield from _nodes(getattr(node, "nodelist", None), flags, here)
+        # A group or an environment is a group to TeX: a switch set inside it (\drafttrue) ends with it.
+        yield from _nodes(getattr(node, "nodelist", None), dict(flags), here)
         if getattr(node, "macroname", None) not in ("answer", "attnhomework"):
             for arg in _args(node):
-                yield from _nodes([arg] if arg is not None else [], flags, here)
+                yield from _nodes([arg] if arg is not None else [], dict(flags), here)
 
 
 def _define(named: list[str], flags: dict[str, bool]) -> None:

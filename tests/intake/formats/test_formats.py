@@ -199,6 +199,8 @@ def test_latex_braces_tex_does_not_pair_are_not_paired(tmp_path, body, read):
     # a \newif's branch is known: false until set
     ("\\newif\\ifdraft\n\\ifdraft \\answer{1a}{$draft$} \\else \\answer{1a}{$u_a$} \\fi", "u_a"),
     ("\\newif\\ifdraft \\drafttrue\n\\ifdraft \\answer{1a}{$u_a$} \\else \\answer{1a}{$final$} \\fi", "u_a"),
+    # a switch set inside a group ends with it
+    ("\\newif\\ifdraft {\\drafttrue}\n\\ifdraft \\answer{1a}{$draft$} \\else \\answer{1a}{$u_a$} \\fi", "u_a"),
     # listings' options and minted's braces
     ("\\lstinline[language=Python]|d = {}| \\answer{1a}{$u_a$}", "u_a"),
     ("\\mintinline{python}{f({1: 2})} \\answer{1a}{$u_a$}", "u_a"),
