@@ -156,6 +156,10 @@ def sandbox_evidence(run: Any) -> dict[str, Any]:
             "layers": dict(run.layers or {}), "exit": dict(run.exit or {}), "uid": run.uid}
 
 
+# What a job lacked on this machine is said to the student too, who must not read it as a fault of theirs.
+MISSING_HERE = "Not available on this machine (nothing in your grade depends on it): "
+
+
 def isolation_line(run: Any) -> str:
     """Every isolation layer the job had, and every one missing here with the reason."""
     layers = run.layers or {}
@@ -167,7 +171,7 @@ def isolation_line(run: Any) -> str:
         return "your code ran in a sandbox that reported no isolation layers (it ended before it was set up)"
     line = f"your code ran in a sandbox with {len(active)} isolation layers: " + "; ".join(active)
     if missing:
-        line += ". Not available here: " + "; ".join(f"{escaped_from_code(name, 100)} "
+        line += f". {MISSING_HERE}" + "; ".join(f"{escaped_from_code(name, 100)} "
                                                     f"({escaped_from_code(why, 160)})"
                                                     for name, why in sorted(missing.items()))
     return line

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from attngrade.checkers.torch_module import MISSING_HERE
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile_cases import (  # noqa: E402
     CASES,
@@ -193,7 +195,7 @@ def test_a_class_of_hostile_students_on_every_host(run):
     for name in ("right", "also-right"):
         assert results[name]["2e"]["score"] == POINTS["2e"] and results[name]["2g.i"]["score"] == POINTS["2g.i"]
     line = next(line for line in results["right"]["2e"]["feedback"] if line.startswith("your code ran in a sandbox"))
-    active, _, missing = line.partition(". Not available here: ")
+    active, _, missing = line.partition(". " + MISSING_HERE)
     for layer in EXPECTED_LAYERS[run.mode]:
         assert layer in active, layer
     # every layer this kernel has, as root and as a user: only a uid of its own needs root, and a cgroup
