@@ -165,6 +165,13 @@ def test_latex_answers_comments_and_conflicts(tmp_path):
     assert any("line 9, column 1: there is no part '1x'" in n for n in sub.notes)
 
 
+def _after_1b(tmp_path, name: str, body: str):
+    """A LaTeX file of A5 that answers 1b, then `body`, as loaded."""
+    path = tmp_path / f"{name}.tex"
+    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
+    return load_submission(path)
+
+
 @pytest.mark.parametrize("body, read", [
     ("\\iffalse \\answer{1a}{$old$} \\else \\answer{1a}{$new$} \\fi", "new"),
     ("\\iffalse \\ifx a b \\fi \\answer{1a}{$hidden$} \\fi", None),
@@ -172,9 +179,7 @@ def test_latex_answers_comments_and_conflicts(tmp_path):
 def test_latex_conditionals_keep_the_branch_tex_keeps(tmp_path, body, read):
     """An answer in \\iffalse's \\else is the answer; one behind an \\iffalse whose inner \\ifx closes
     first is still skipped, as TeX counts conditionals in skipped text."""
-    path = tmp_path / "s8.tex"
-    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
-    assert load_submission(path).answers.get("1a") == (None if read is None else {"answer": read})
+    assert _after_1b(tmp_path, "s8", body).answers.get("1a") == (None if read is None else {"answer": read})
 
 
 @pytest.mark.parametrize("body, read", [
@@ -187,9 +192,7 @@ def test_latex_conditionals_keep_the_branch_tex_keeps(tmp_path, body, read):
     ("\\mintinline{python}|d = {| \\answer{1a}{$u_a$}", "u_a"),
     ("\\mintinline[fontsize=\\small]{python}{x} \\answer{1a}{$u_a$}", "u_a")])
 def test_latex_braces_tex_does_not_pair_are_not_paired(tmp_path, body, read):
-    path = tmp_path / "s9.tex"
-    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
-    assert load_submission(path).answers.get("1a") == (None if read is None else {"answer": read})
+    assert _after_1b(tmp_path, "s9", body).answers.get("1a") == (None if read is None else {"answer": read})
 
 
 @pytest.mark.parametrize("body, read", [
@@ -210,18 +213,13 @@ def test_latex_braces_tex_does_not_pair_are_not_paired(tmp_path, body, read):
     # a \\let split over two lines is one \\let
     ("\\let\\ifsolutions\n\\iffalse\n\\ifsolutions \\answer{1a}{$old$} \\else \\answer{1a}{$u_a$} \\fi", "u_a")])
 def test_latex_definitions_and_flags_are_read_as_tex_reads_them(tmp_path, body, read):
-    path = tmp_path / "s11.tex"
-    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n" + body + "\n")
-    sub = load_submission(path)
+    sub = _after_1b(tmp_path, "s11", body)
     assert sub.answers.get("1a") == {"answer": read}
     assert not [n for n in sub.notes if "does not evaluate" in n], sub.notes
 
 
 def test_latex_an_answer_under_a_condition_attngrade_does_not_evaluate_is_read_and_said(tmp_path):
-    path = tmp_path / "s12.tex"
-    path.write_text("\\attnhomework{cs224n-w21-a5}\n\\answer{1b}{$C(k_a + k_b)$}\n"
-                    "\\ifdefined\\solutions \\answer{1a}{$u_a$} \\fi\n")
-    sub = load_submission(path)
+    sub = _after_1b(tmp_path, "s12", "\\ifdefined\\solutions \\answer{1a}{$u_a$} \\fi")
     assert sub.answers["1a"] == {"answer": "u_a"}
     assert any(n.startswith("line 3, column 22: this answer is inside \\ifdefined … \\fi, a condition attngrade "
                             "does not evaluate") for n in sub.notes), sub.notes
