@@ -6,8 +6,8 @@ each top-level statement is kept or left out by one rule:
 
 * shell (`!pip ...`) and magic (`%matplotlib ...`) lines are blanked (line numbers stay; an
   indented one becomes `pass`, so that its `if` block stays one); a cell whose first line is a cell
-  magic is left out whole (`%%bash`, `%%writefile`), except `%%time`, `%%timeit` and `%%capture`,
-  whose cell is Python; an IPython help line (`obj?`) is blanked; a cell that is not Python even
+  magic is left out whole (`%%bash`, `%%writefile`, `%%timeit`), except `%%time` and `%%capture`,
+  whose cell is Python and defines what it defines; an IPython help line (`obj?`) is blanked; a cell that is not Python even
   then is left out, and said; lines end where Python ends them (a form feed or a pasted U+2028
   ends none);
 * kept: imports, `def` and `class` (decorators included), assignments to plain names whose value
@@ -45,7 +45,7 @@ MAX_CELLS = 2_000  # code cells read
 MAX_CELL_CHARS = 200_000  # characters of one code cell
 MAX_CODE_CHARS = 1_000_000  # characters of code kept, all cells together
 # Cell magics whose cell is Python, run by IPython as it stands (timed, its output captured).
-PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
+PYTHON_CELL_MAGICS = ("%%time", "%%capture")  # (%%timeit runs its cell in a function: it defines nothing)
 KEEP_TAG, DROP_TAG = "attngrade-keep", "attngrade-drop"
 # Calls definitions lean on that cost nothing: a device, a seed, a math constant, a type helper.
 KEEP_CALLS = ("torch.device", "torch.cuda.is_available", "torch.manual_seed", "torch.set_default_dtype",
@@ -214,14 +214,16 @@ def python_lines(text: str) -> list[str]:
 def _without_shell(lines: list[str]) -> tuple[list[str], bool]:
     """The lines with shell and magic lines blanked (kept as empty lines, so numbers stay; as `pass` where
     indented, so that the block around it stays one)."""
-    kept, found = [], False
+    kept, found, opener = [], False, False
     for line in lines:
         if _shell(line.strip()):
             indent = line[:len(line) - len(line.lstrip())]
-            kept.append(f"{indent}pass\n" if indent else "\n")
+            # `pass` only where a block opened just above would otherwise be empty (Colab's `if ...:`)
+            kept.append(f"{indent}pass\n" if indent and opener else "\n")
             found = True
         else:
             kept.append(line)
+            opener = line.strip().endswith(":") if line.strip() else opener
     return kept, found
 
 

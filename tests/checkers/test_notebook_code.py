@@ -582,3 +582,10 @@ def test_a_notebook_named_or_beside_the_answers_is_read_before_the_answers_noteb
     verdict = next(v for v in result.parts if v.part == "1.code")
     assert verdict.score == 10, verdict.feedback
     assert not [n for n in result.notes if "`notebook:` line" in n]
+
+
+def test_a_timeit_cell_defines_nothing():
+    """%%timeit runs its cell inside a timing function, so Jupyter keeps none of its definitions (one there
+    once replaced a wrong attention that the notebook really has)."""
+    read = extract(notebook("%%timeit -n1 -r1\ndef attention(Q, K, V, mask=None):\n    return V, None\n"))
+    assert "attention" not in read.defined and read.left_out["a cell magic (%%)"] == [2]
